@@ -1,0 +1,243 @@
+//! `MmaCase`: one `D = A·B + C` tile, and the JSONL interchange format that carries it.
+//!
+//! One JSON object per line: `{"a_fmt":"f16","c_fmt":"f32","m":16,"n":8,"k":16,"a":[...],
+//! "b":[...],"c":[...]}`, A m×k, B k×n, C m×n, all row-major, every element the raw bit pattern
+//! in lowercase hex without `0x`. Results repeat the input and add `"d"` (layout and format of C).
+//! Fields we do not know are kept as they came, in order.
+
+use crate::format::Format;
+use serde_json::{Map, Value};
+use std::fmt::Write as _;
+
+/// One tile case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MmaCase {
+    pub a_fmt: Format,
+    /// Format of B; the interchange format has it only where it differs from A (`"b_fmt"`).
+    pub b_fmt: Format,
+    /// Format of C and D.
+    pub c_fmt: Format,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// m×k, row-major.
+    pub a: Vec<u64>,
+    /// k×n, row-major.
+    pub b: Vec<u64>,
+    /// m×n, row-major.
+    pub c: Vec<u64>,
+    /// Every other field of the input line, in order (provenance, recipes, previous results).
+    pub extra: Map<String, Value>,
+}
+
+/// What is wrong with one line of an interchange file.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("field '{field}': {message}")]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+fn field_err(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError { field: field.to_string(), message: message.into() }
+}
+
+impl MmaCase {
+    /// A case of zeros of the given shape.
+    pub fn zeros(a_fmt: Format, c_fmt: Format, m: usize, n: usize, k: usize) -> Self {
+        MmaCase {
+            a_fmt,
+            b_fmt: a_fmt,
+            c_fmt,
+            m,
+            n,
+            k,
+            a: vec![0; m * k],
+            b: vec![0; k * n],
+            c: vec![0; m * n],
+            extra: Map::new(),
+        }
+    }
+
+    pub fn a_at(&self, i: usize, kk: usize) -> u64 {
+        self.a[i * self.k + kk]
+    }
+    pub fn b_at(&self, kk: usize, j: usize) -> u64 {
+        self.b[kk * self.n + j]
+    }
+    pub fn c_at(&self, i: usize, j: usize) -> u64 {
+        self.c[i * self.n + j]
+    }
+
+    /// Check shapes and that every element fits its format's width.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        if self.m == 0 || self.n == 0 || self.k == 0 {
+            return Err(field_err("m", format!("shape {}x{}x{} has a zero dimension", self.m, self.n, self.k)));
+        }
+        for (name, v, len, f) in [
+            ("a", &self.a, self.m * self.k, self.a_fmt),
+            ("b", &self.b, self.k * self.n, self.b_fmt),
+            ("c", &self.c, self.m * self.n, self.c_fmt),
+        ] {
+            if v.len() != len {
+                return Err(field_err(name, format!("has {} elements, shape needs {len}", v.len())));
+            }
+            if let Some(i) = v.iter().position(|&x| x & !f.mask() != 0) {
+                return Err(field_err(name, format!("element {i} does not fit in {f}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Parse one interchange line.
+    pub fn from_json_line(line: &str) -> Result<Self, FieldError> {
+        let value: Value = serde_json::from_str(line).map_err(|e| field_err("<line>", format!("not JSON: {e}")))?;
+        let Value::Object(obj) = value else {
+            return Err(field_err("<line>", "expected a JSON object"));
+        };
+        Self::from_json(obj)
+    }
+
+    pub fn from_json(mut obj: Map<String, Value>) -> Result<Self, FieldError> {
+        let fmt = |obj: &mut Map<String, Value>, key: &str| -> Result<Option<Format>, FieldError> {
+            match obj.shift_remove(key) {
+                None => Ok(None),
+                Some(Value::String(s)) => s.parse().map(Some).map_err(|e: String| field_err(key, e)),
+                Some(_) => Err(field_err(key, "expected a format name string")),
+            }
+        };
+        let a_fmt = fmt(&mut obj, "a_fmt")?.ok_or_else(|| field_err("a_fmt", "missing"))?;
+        let b_fmt = fmt(&mut obj, "b_fmt")?.unwrap_or(a_fmt);
+        let c_fmt = fmt(&mut obj, "c_fmt")?.ok_or_else(|| field_err("c_fmt", "missing"))?;
+        let dim = |obj: &mut Map<String, Value>, key: &str| -> Result<usize, FieldError> {
+            match obj.shift_remove(key) {
+                Some(Value::Number(n)) => n
+                    .as_u64()
+                    .filter(|&v| v > 0 && v <= 1 << 20)
+                    .map(|v| v as usize)
+                    .ok_or_else(|| field_err(key, "expected a positive integer up to 2^20")),
+                Some(_) => Err(field_err(key, "expected a positive integer")),
+                None => Err(field_err(key, "missing")),
+            }
+        };
+        let (m, n, k) = (dim(&mut obj, "m")?, dim(&mut obj, "n")?, dim(&mut obj, "k")?);
+        let a = parse_hex_array(obj.shift_remove("a"), "a", a_fmt)?;
+        let b = parse_hex_array(obj.shift_remove("b"), "b", b_fmt)?;
+        let c = parse_hex_array(obj.shift_remove("c"), "c", c_fmt)?;
+        let case = MmaCase { a_fmt, b_fmt, c_fmt, m, n, k, a, b, c, extra: obj };
+        case.validate()?;
+        Ok(case)
+    }
+
+    /// The case as a JSON object, known fields first, then the preserved extras.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut obj = Map::new();
+        obj.insert("a_fmt".into(), self.a_fmt.name().into());
+        if self.b_fmt != self.a_fmt {
+            obj.insert("b_fmt".into(), self.b_fmt.name().into());
+        }
+        obj.insert("c_fmt".into(), self.c_fmt.name().into());
+        obj.insert("m".into(), self.m.into());
+        obj.insert("n".into(), self.n.into());
+        obj.insert("k".into(), self.k.into());
+        obj.insert("a".into(), hex_array(&self.a, self.a_fmt));
+        obj.insert("b".into(), hex_array(&self.b, self.b_fmt));
+        obj.insert("c".into(), hex_array(&self.c, self.c_fmt));
+        for (key, v) in &self.extra {
+            if !obj.contains_key(key) {
+                obj.insert(key.clone(), v.clone());
+            }
+        }
+        obj
+    }
+
+    /// The result line: the case with `"d"` set (replacing any earlier `"d"`).
+    pub fn result_json(&self, d: &[u64]) -> String {
+        let mut obj = self.to_json();
+        obj.insert("d".into(), hex_array(d, self.c_fmt));
+        Value::Object(obj).to_string()
+    }
+
+    /// A previously recorded `"d"` carried in the extras, if any.
+    pub fn recorded_d(&self) -> Result<Option<Vec<u64>>, FieldError> {
+        match self.extra.get("d") {
+            None => Ok(None),
+            Some(v) => {
+                let d = parse_hex_array(Some(v.clone()), "d", self.c_fmt)?;
+                if d.len() != self.m * self.n {
+                    return Err(field_err("d", format!("has {} elements, shape needs {}", d.len(), self.m * self.n)));
+                }
+                Ok(Some(d))
+            }
+        }
+    }
+}
+
+/// Format a bit pattern as the interchange format writes it.
+pub fn hex(bits: u64, f: Format) -> String {
+    let mut s = String::with_capacity(f.hex_digits());
+    let _ = write!(s, "{:0width$x}", bits & f.mask(), width = f.hex_digits());
+    s
+}
+
+fn hex_array(v: &[u64], f: Format) -> Value {
+    Value::Array(v.iter().map(|&x| Value::String(hex(x, f))).collect())
+}
+
+fn parse_hex_array(v: Option<Value>, field: &str, f: Format) -> Result<Vec<u64>, FieldError> {
+    let Some(v) = v else { return Err(field_err(field, "missing")) };
+    let Value::Array(items) = v else { return Err(field_err(field, "expected an array of hex strings")) };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let s = item
+                .as_str()
+                .ok_or_else(|| field_err(field, format!("element {i} is not a string")))?;
+            if s.is_empty() || s.len() > f.hex_digits() || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(field_err(
+                    field,
+                    format!("element {i} '{s}' is not a {f} bit pattern (at most {} hex digits, no 0x)", f.hex_digits()),
+                ));
+            }
+            Ok(u64::from_str_radix(s, 16).expect("checked hex"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"a_fmt":"f16","c_fmt":"f32","m":1,"n":2,"k":2,"a":["3c00","0001"],"b":["3c00","0","4000","bc00"],"c":["3f800000","80000000"],"recipe":{"gen":"x"},"note":"keep me"}"#;
+
+    #[test]
+    fn round_trip_keeps_unknown_fields_in_order() {
+        let case = MmaCase::from_json_line(LINE).unwrap();
+        assert_eq!((case.m, case.n, case.k), (1, 2, 2));
+        assert_eq!(case.b, vec![0x3c00, 0, 0x4000, 0xbc00]);
+        let out = case.result_json(&[0x4000_0000, 0x8000_0000]);
+        assert!(out.contains(r#""b":["3c00","0000","4000","bc00"]"#), "{out}");
+        assert!(out.ends_with(r#""recipe":{"gen":"x"},"note":"keep me","d":["40000000","80000000"]}"#), "{out}");
+        let again = MmaCase::from_json_line(&out).unwrap();
+        assert_eq!(again.recorded_d().unwrap(), Some(vec![0x4000_0000, 0x8000_0000]));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases = [
+            (LINE.replace(r#""m":1"#, r#""m":0"#), "m"),
+            (LINE.replace(r#""a_fmt":"f16""#, r#""a_fmt":"f17""#), "a_fmt"),
+            (LINE.replace(r#""0001""#, r#""10001""#), "a"),
+            (LINE.replace(r#""0001""#, r#""0x01""#), "a"),
+            (LINE.replace(r#","bc00""#, ""), "b"),
+            (LINE.replace(r#""c_fmt":"f32","#, ""), "c_fmt"),
+            ("[1,2]".to_string(), "<line>"),
+            ("{".to_string(), "<line>"),
+        ];
+        for (line, field) in cases {
+            let e = MmaCase::from_json_line(&line).unwrap_err();
+            assert_eq!(e.field, field, "{line}: {e}");
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! `mmafuzz models`: the model library.
+
+use mmafuzz::format::Format;
+use mmafuzz::model::embedded_model_names;
+use mmafuzz::Model;
+use std::process::ExitCode;
+
+pub fn models(show: Option<&str>) -> anyhow::Result<ExitCode> {
+    match show {
+        None => {
+            for name in embedded_model_names() {
+                let m = Model::load(name)?;
+                println!("{name:<16} {}", m.description);
+            }
+            println!("\nAny path to a model TOML file works where a name does (see models/ for the format).");
+        }
+        Some(name) => {
+            let m = Model::load(name)?;
+            println!("# {} — {}", m.name, m.description);
+            for s in &m.sources {
+                println!("# source: {s}");
+            }
+            let variants = m.variant_formats();
+            for f in Format::ALL {
+                let label = if variants.contains(&f) { "its own variant" } else { "base knobs" };
+                println!("\n# A in {f} ({label})");
+                print!("{}", toml::to_string(m.arithmetic(f))?);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

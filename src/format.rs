@@ -1,0 +1,605 @@
+//! Floating-point formats as descriptions, and exact decode/encode under an explicit rounding.
+//!
+//! A [`Format`] is data (precision, exponent range, storage width, special-value rules); every
+//! conversion takes a [`Rounding`] and an [`Overflow`] policy, so no hidden state decides a result.
+//! Values travel as exact triples: sign, integer significand and the exponent of its last bit.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Every number format mmafuzz can read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    F64,
+    F32,
+    /// TensorFloat-32: 19 significant bits in a 32-bit container whose low 13 bits are ignored.
+    Tf32,
+    Bf16,
+    F16,
+    /// OCP FP8 E4M3: no infinities, one NaN pattern per sign (S.1111.111), max 448.
+    E4m3,
+    E5m2,
+}
+
+/// How a value that is not representable is brought onto the format's grid.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rounding {
+    /// Round to nearest, ties to even (IEEE default).
+    #[default]
+    Rne,
+    /// Round to nearest, ties away from zero (IEEE roundTiesToAway; `cvt.rna`).
+    Rna,
+    /// Toward zero (truncation).
+    Rz,
+    /// Toward +infinity.
+    Ru,
+    /// Toward -infinity.
+    Rd,
+    /// Away from zero (MPFR's RNDA).
+    Ra,
+}
+
+impl Rounding {
+    pub const ALL: [Rounding; 6] =
+        [Rounding::Rne, Rounding::Rna, Rounding::Rz, Rounding::Ru, Rounding::Rd, Rounding::Ra];
+    /// The directions MPFR can round in directly (it has no ties-away mode).
+    pub const MPFR: [Rounding; 5] =
+        [Rounding::Rne, Rounding::Rz, Rounding::Ru, Rounding::Rd, Rounding::Ra];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rounding::Rne => "rne",
+            Rounding::Rna => "rna",
+            Rounding::Rz => "rz",
+            Rounding::Ru => "ru",
+            Rounding::Rd => "rd",
+            Rounding::Ra => "ra",
+        }
+    }
+
+    /// Whether a magnitude with the given discarded part is rounded up (away from zero).
+    /// `rem_vs_half` compares the discarded part with half a unit of the kept last place.
+    #[inline]
+    pub fn rounds_away(self, neg: bool, kept_is_odd: bool, rem_vs_half: std::cmp::Ordering, inexact: bool) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            Rounding::Rz => false,
+            Rounding::Ru => inexact && !neg,
+            Rounding::Rd => inexact && neg,
+            Rounding::Ra => inexact,
+            Rounding::Rne => rem_vs_half == Greater || (rem_vs_half == Equal && kept_is_odd),
+            Rounding::Rna => rem_vs_half != Less,
+        }
+    }
+}
+
+impl fmt::Display for Rounding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What happens when a rounded result exceeds the largest finite value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Overflow {
+    /// IEEE 754: infinity or the largest finite value, as the rounding direction says; formats
+    /// without infinities (E4M3) give NaN where IEEE would give infinity.
+    #[default]
+    Ieee,
+    /// Clamp to the largest finite value of the right sign (`.satfinite` conversions).
+    Saturate,
+}
+
+/// The class of a decoded value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    Zero,
+    Finite,
+    Inf,
+    Nan,
+}
+
+/// A decoded bit pattern. Finite values are exactly `(-1)^neg · sig · 2^exp`; `sig` carries the
+/// hidden bit for normal numbers. NaNs keep their fraction field in `sig` (the payload).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Decoded {
+    pub class: Class,
+    pub neg: bool,
+    pub sig: u64,
+    pub exp: i32,
+}
+
+impl Decoded {
+    pub fn zero(neg: bool) -> Self {
+        Decoded { class: Class::Zero, neg, sig: 0, exp: 0 }
+    }
+    pub fn is_nan(&self) -> bool {
+        self.class == Class::Nan
+    }
+    /// The value as an f64 (exact for every format but f64 subnormal products; for display).
+    pub fn to_f64(&self) -> f64 {
+        let s = if self.neg { -1.0 } else { 1.0 };
+        match self.class {
+            Class::Zero => s * 0.0,
+            Class::Inf => s * f64::INFINITY,
+            Class::Nan => f64::NAN,
+            Class::Finite => s * (self.sig as f64) * pow2(self.exp),
+        }
+    }
+}
+
+/// 2^e as f64 for any e that f64 can hold, without libm.
+pub fn pow2(e: i32) -> f64 {
+    if e > 1023 {
+        f64::INFINITY
+    } else if e >= -1022 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else if e >= -1074 {
+        f64::from_bits(1u64 << (e + 1074))
+    } else {
+        0.0
+    }
+}
+
+/// The fixed facts of one format.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    /// Significant bits including the hidden bit.
+    pub precision: u32,
+    pub exponent_bits: u32,
+    pub bias: i32,
+    /// Width of the bit pattern in the interchange format.
+    pub storage_bits: u32,
+    /// Low bits of the container that carry no information (tf32: 13).
+    pub ignored_low_bits: u32,
+    pub has_inf: bool,
+    /// Largest significand (with hidden bit) at `emax` (E4M3 reserves S.1111.111 for NaN).
+    pub max_sig_at_emax: u64,
+}
+
+impl Format {
+    pub const ALL: [Format; 7] =
+        [Format::F64, Format::F32, Format::Tf32, Format::Bf16, Format::F16, Format::E4m3, Format::E5m2];
+
+    pub const fn spec(self) -> Spec {
+        const fn ieee(precision: u32, exponent_bits: u32, storage_bits: u32, ignored: u32) -> Spec {
+            Spec {
+                precision,
+                exponent_bits,
+                bias: (1 << (exponent_bits - 1)) - 1,
+                storage_bits,
+                ignored_low_bits: ignored,
+                has_inf: true,
+                max_sig_at_emax: (1u64 << precision) - 1,
+            }
+        }
+        match self {
+            Format::F64 => ieee(53, 11, 64, 0),
+            Format::F32 => ieee(24, 8, 32, 0),
+            Format::Tf32 => ieee(11, 8, 32, 13),
+            Format::Bf16 => ieee(8, 8, 16, 0),
+            Format::F16 => ieee(11, 5, 16, 0),
+            Format::E5m2 => ieee(3, 5, 8, 0),
+            Format::E4m3 => Spec {
+                precision: 4,
+                exponent_bits: 4,
+                bias: 7,
+                storage_bits: 8,
+                ignored_low_bits: 0,
+                has_inf: false,
+                max_sig_at_emax: 0b1110,
+            },
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::F64 => "f64",
+            Format::F32 => "f32",
+            Format::Tf32 => "tf32",
+            Format::Bf16 => "bf16",
+            Format::F16 => "f16",
+            Format::E4m3 => "e4m3",
+            Format::E5m2 => "e5m2",
+        }
+    }
+
+    pub fn precision(self) -> u32 {
+        self.spec().precision
+    }
+    pub fn storage_bits(self) -> u32 {
+        self.spec().storage_bits
+    }
+    /// Hex digits of one value in the interchange format.
+    pub fn hex_digits(self) -> usize {
+        (self.storage_bits() / 4) as usize
+    }
+    /// Exponent of the smallest normal number.
+    pub fn emin(self) -> i32 {
+        1 - self.spec().bias
+    }
+    /// Exponent of the largest finite number.
+    pub fn emax(self) -> i32 {
+        let s = self.spec();
+        let top = (1i32 << s.exponent_bits) - 1;
+        // IEEE formats reserve the top exponent for inf/NaN; E4M3 uses it for numbers.
+        (if s.has_inf { top - 1 } else { top }) - s.bias
+    }
+    /// Exponent of the last bit of the smallest subnormal (the format's quantum floor).
+    pub fn min_lsb_exp(self) -> i32 {
+        self.emin() - self.precision() as i32 + 1
+    }
+    pub fn mask(self) -> u64 {
+        if self.storage_bits() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.storage_bits()) - 1
+        }
+    }
+    fn frac_shift(self) -> u32 {
+        self.spec().ignored_low_bits
+    }
+    fn frac_bits(self) -> u32 {
+        self.precision() - 1
+    }
+    fn sign_bit(self) -> u64 {
+        1u64 << (self.storage_bits() - 1)
+    }
+
+    /// Decode any bit pattern exactly. Bits above the storage width are ignored; so are the
+    /// low 13 bits of a tf32 container, as the tensor cores ignore them.
+    pub fn decode(self, bits: u64) -> Decoded {
+        let s = self.spec();
+        let bits = bits & self.mask();
+        let neg = bits & self.sign_bit() != 0;
+        let fb = self.frac_bits();
+        let frac = (bits >> self.frac_shift()) & ((1u64 << fb) - 1);
+        let biased = ((bits >> (self.frac_shift() + fb)) & ((1u64 << s.exponent_bits) - 1)) as i32;
+        let top = (1i32 << s.exponent_bits) - 1;
+        if s.has_inf && biased == top {
+            return if frac == 0 {
+                Decoded { class: Class::Inf, neg, sig: 0, exp: 0 }
+            } else {
+                Decoded { class: Class::Nan, neg, sig: frac, exp: 0 }
+            };
+        }
+        if !s.has_inf && biased == top && frac == (1u64 << fb) - 1 {
+            return Decoded { class: Class::Nan, neg, sig: frac, exp: 0 };
+        }
+        if biased == 0 {
+            if frac == 0 {
+                return Decoded::zero(neg);
+            }
+            return Decoded { class: Class::Finite, neg, sig: frac, exp: self.min_lsb_exp() };
+        }
+        Decoded {
+            class: Class::Finite,
+            neg,
+            sig: frac | (1u64 << fb),
+            exp: biased - s.bias - fb as i32,
+        }
+    }
+
+    /// Bits of a zero of the given sign.
+    pub fn zero_bits(self, neg: bool) -> u64 {
+        if neg {
+            self.sign_bit()
+        } else {
+            0
+        }
+    }
+
+    /// Bits of an infinity; formats without one give NaN.
+    pub fn inf_bits(self, neg: bool) -> u64 {
+        let s = self.spec();
+        if !s.has_inf {
+            return self.nan_bits(neg, u64::MAX);
+        }
+        let e = ((1u64 << s.exponent_bits) - 1) << (self.frac_shift() + self.frac_bits());
+        e | self.zero_bits(neg)
+    }
+
+    /// Bits of a NaN with the given fraction payload (truncated to fit; forced quiet and nonzero).
+    pub fn nan_bits(self, neg: bool, payload: u64) -> u64 {
+        let s = self.spec();
+        let fb = self.frac_bits();
+        let fmask = (1u64 << fb) - 1;
+        let frac = if s.has_inf {
+            // Quiet NaN: the top fraction bit set.
+            (payload & fmask) | (1u64 << (fb - 1))
+        } else {
+            fmask
+        };
+        let e = ((1u64 << s.exponent_bits) - 1) << (self.frac_shift() + fb);
+        e | (frac << self.frac_shift()) | self.zero_bits(neg)
+    }
+
+    /// Bits of the largest finite value.
+    pub fn max_finite_bits(self, neg: bool) -> u64 {
+        self.encode_exact(neg, self.spec().max_sig_at_emax, self.emax() - self.frac_bits() as i32)
+            .expect("max finite is representable")
+    }
+
+    /// Encode a value that is exactly representable (no rounding); `None` if it is not.
+    pub fn encode_exact(self, neg: bool, sig: u64, exp: i32) -> Option<u64> {
+        let r = self.round(neg, sig as u128, exp, false, Rounding::Rz, Overflow::Ieee);
+        let d = self.decode(r);
+        let same = match d.class {
+            Class::Zero => sig == 0,
+            Class::Finite => sig != 0 && same_value(d.sig, d.exp, sig, exp),
+            _ => false,
+        };
+        same.then_some(r)
+    }
+
+    /// Round the exact value `(-1)^neg · (mag + δ) · 2^exp` to this format, where `δ ∈ (0, 1)`
+    /// when `sticky` is set and 0 otherwise. A caller that sets `sticky` must pass a `mag` with at
+    /// least `precision + 2` significant bits, so that the sticky part lies below the rounding bit.
+    pub fn round(self, neg: bool, mag: u128, exp: i32, sticky: bool, rnd: Rounding, ovf: Overflow) -> u64 {
+        let p = self.precision() as i32;
+        let len = 128 - mag.leading_zeros() as i32;
+        if len == 0 && !sticky {
+            return self.zero_bits(neg);
+        }
+        let lead = exp + len - 1;
+        // The last place of the result: p bits below the leading bit, never below the subnormal quantum.
+        let q = (lead - p + 1).max(self.min_lsb_exp());
+        let shift = q as i64 - exp as i64;
+        let (mut kept, rem_vs_half, inexact) = if shift <= 0 {
+            (mag << (-shift) as u32, std::cmp::Ordering::Less, sticky)
+        } else if shift >= 128 {
+            // Everything lies below half a unit (mag < 2^127 ≤ half when shift ≥ 128).
+            let inexact = mag != 0 || sticky;
+            let vs = if shift == 128 && mag >> 127 == 1 {
+                if mag == 1 << 127 && !sticky { std::cmp::Ordering::Equal } else { std::cmp::Ordering::Greater }
+            } else {
+                std::cmp::Ordering::Less
+            };
+            (0, vs, inexact)
+        } else {
+            let shift = shift as u32;
+            let rem = mag & ((1u128 << shift) - 1);
+            let half = 1u128 << (shift - 1);
+            let vs = match rem.cmp(&half) {
+                std::cmp::Ordering::Equal if sticky => std::cmp::Ordering::Greater,
+                o => o,
+            };
+            (mag >> shift, vs, rem != 0 || sticky)
+        };
+        let mut q = q;
+        if rnd.rounds_away(neg, kept & 1 == 1, rem_vs_half, inexact) {
+            kept += 1;
+            if kept >> p == 1 {
+                kept >>= 1;
+                q += 1;
+            }
+        }
+        if kept == 0 {
+            return self.zero_bits(neg);
+        }
+        let kept = kept as u64;
+        let top = q + (64 - kept.leading_zeros() as i32) - 1;
+        let emax = self.emax();
+        if top > emax || (top == emax && kept > self.spec().max_sig_at_emax) {
+            return self.overflow_bits(neg, rnd, ovf);
+        }
+        self.pack(neg, kept, q)
+    }
+
+    /// Bits for a result beyond the largest finite value.
+    pub fn overflow_bits(self, neg: bool, rnd: Rounding, ovf: Overflow) -> u64 {
+        let to_inf = match rnd {
+            Rounding::Rne | Rounding::Rna | Rounding::Ra => true,
+            Rounding::Rz => false,
+            Rounding::Ru => !neg,
+            Rounding::Rd => neg,
+        };
+        if to_inf && ovf == Overflow::Ieee {
+            self.inf_bits(neg)
+        } else {
+            self.max_finite_bits(neg)
+        }
+    }
+
+    /// Pack a significand whose last bit has exponent `q` (already on this format's grid).
+    fn pack(self, neg: bool, sig: u64, q: i32) -> u64 {
+        let s = self.spec();
+        let fb = self.frac_bits();
+        let (biased, frac) = if sig >> fb == 0 {
+            debug_assert_eq!(q, self.min_lsb_exp());
+            (0u64, sig)
+        } else {
+            ((q + fb as i32 + s.bias) as u64, sig & ((1u64 << fb) - 1))
+        };
+        self.zero_bits(neg) | (((biased << fb) | frac) << self.frac_shift())
+    }
+
+    /// Canonical form of a bit pattern: tf32's ignored bits cleared, high bits masked.
+    pub fn canonical(self, bits: u64) -> u64 {
+        let keep = self.mask() & !((1u64 << self.frac_shift()) - 1);
+        bits & keep
+    }
+}
+
+fn same_value(s1: u64, e1: i32, s2: u64, e2: i32) -> bool {
+    let (t1, t2) = (s1.trailing_zeros() as i32, s2.trailing_zeros() as i32);
+    s1 >> t1 == s2 >> t2 && e1 + t1 == e2 + t2
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s.to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown format '{s}' (expected one of f64, f32, tf32, bf16, f16, e4m3, e5m2)"))
+    }
+}
+
+impl FromStr for Rounding {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Rounding::ALL
+            .into_iter()
+            .find(|r| r.name() == s.to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown rounding '{s}' (expected rne, rna, rz, ru, rd or ra)"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn val(f: Format, bits: u64) -> f64 {
+        f.decode(bits).to_f64()
+    }
+
+    #[test]
+    fn known_bit_patterns() {
+        let table: &[(Format, u64, f64)] = &[
+            (Format::F16, 0x3c00, 1.0),
+            (Format::F16, 0x7bff, 65504.0),
+            (Format::F16, 0x0001, 2f64.powi(-24)),
+            (Format::F16, 0x0400, 2f64.powi(-14)),
+            (Format::F16, 0xc000, -2.0),
+            (Format::Bf16, 0x3f80, 1.0),
+            (Format::Bf16, 0x7f7f, 3.3895313892515355e38),
+            (Format::Bf16, 0x0001, 2f64.powi(-133)),
+            (Format::Tf32, 0x3f80_0000, 1.0),
+            (Format::Tf32, 0x3f80_1fff, 1.0), // ignored low bits
+            (Format::Tf32, 0x3f80_2000, 1.0 + 2f64.powi(-10)),
+            (Format::Tf32, 0x0000_2000, 2f64.powi(-136)),
+            (Format::E4m3, 0x7e, 448.0),
+            (Format::E4m3, 0x01, 2f64.powi(-9)),
+            (Format::E4m3, 0x08, 2f64.powi(-6)),
+            (Format::E4m3, 0x38, 1.0),
+            (Format::E4m3, 0x78, 256.0),
+            (Format::E5m2, 0x7b, 57344.0),
+            (Format::E5m2, 0x01, 2f64.powi(-16)),
+            (Format::E5m2, 0x3c, 1.0),
+            (Format::F32, 0x0000_0001, 2f64.powi(-149)),
+            (Format::F32, 0x7f7f_ffff, f32::MAX as f64),
+            (Format::F64, 0x3ff0_0000_0000_0000, 1.0),
+            (Format::F64, 1, 2f64.powi(-1074)),
+        ];
+        for &(f, bits, v) in table {
+            assert_eq!(val(f, bits), v, "{f} {bits:x}");
+        }
+        assert!(Format::E4m3.decode(0x7f).is_nan());
+        assert!(Format::E4m3.decode(0xff).is_nan());
+        assert_eq!(Format::E4m3.decode(0x7e).class, Class::Finite);
+        assert_eq!(Format::E5m2.decode(0x7c).class, Class::Inf);
+        assert!(Format::E5m2.decode(0x7d).is_nan());
+        assert_eq!(Format::F16.decode(0xfc00).class, Class::Inf);
+        assert_eq!(Format::E4m3.max_finite_bits(false), 0x7e);
+        assert_eq!(Format::E4m3.inf_bits(true), 0xff);
+        assert_eq!(Format::F32.nan_bits(false, 0), 0x7fc0_0000);
+        assert_eq!(Format::Tf32.max_finite_bits(false), 0x7f7f_e000);
+        assert_eq!((Format::E4m3.emin(), Format::E4m3.emax()), (-6, 8));
+        assert_eq!((Format::E5m2.emin(), Format::E5m2.emax()), (-14, 15));
+    }
+
+    /// Every 8- and 16-bit pattern decodes to a value that encodes back to the same pattern under
+    /// every rounding direction; NaNs stay NaN with their payload.
+    #[test]
+    fn exhaustive_round_trips_8_and_16_bit() {
+        for f in [Format::F16, Format::Bf16, Format::E4m3, Format::E5m2] {
+            for bits in 0..=f.mask() {
+                let d = f.decode(bits);
+                let back: Vec<u64> = match d.class {
+                    Class::Nan => {
+                        let b = f.nan_bits(d.neg, d.sig);
+                        // Quieting may set the top fraction bit; the result is still NaN with the same sign.
+                        assert!(f.decode(b).is_nan() && f.decode(b).neg == d.neg);
+                        continue;
+                    }
+                    Class::Inf => vec![f.inf_bits(d.neg)],
+                    Class::Zero => vec![f.zero_bits(d.neg)],
+                    Class::Finite => Rounding::ALL
+                        .iter()
+                        .map(|&r| f.round(d.neg, d.sig as u128, d.exp, false, r, Overflow::Ieee))
+                        .collect(),
+                };
+                for b in back {
+                    assert_eq!(b, bits, "{f} {bits:#x}");
+                }
+            }
+        }
+    }
+
+    /// Our f32 rounding of arbitrary f64 values agrees with Rust's casts, and our f16/bf16 rounding
+    /// of f32 values with the `half` crate (all round to nearest even), subnormals and overflow included.
+    #[test]
+    fn rne_matches_half_crate_and_casts() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        for _ in 0..200_000 {
+            let x = f64::from_bits(rng.gen::<u64>());
+            if !x.is_finite() || x == 0.0 {
+                continue;
+            }
+            // Narrow the exponent so many land in the interesting ranges.
+            let x = x.abs().log2().fract().exp2() * pow2(rng.gen_range(-160..140)) * x.signum();
+            let d = Format::F64.decode(x.to_bits());
+            let ours = |f: Format| f.round(d.neg, d.sig as u128, d.exp, false, Rounding::Rne, Overflow::Ieee);
+            assert_eq!(ours(Format::F32), (x as f32).to_bits() as u64, "f32 {x:e}");
+            // half's from_f64 goes through f32 (double rounding), so compare from an f32 value.
+            let y = x as f32;
+            if y.is_finite() && y != 0.0 {
+                let e = Format::F32.decode(y.to_bits() as u64);
+                let from_f32 = |f: Format| f.round(e.neg, e.sig as u128, e.exp, false, Rounding::Rne, Overflow::Ieee);
+                assert_eq!(from_f32(Format::F16), half::f16::from_f32(y).to_bits() as u64, "f16 {y:e}");
+                assert_eq!(from_f32(Format::Bf16), half::bf16::from_f32(y).to_bits() as u64, "bf16 {y:e}");
+            }
+        }
+    }
+
+    #[test]
+    fn directed_roundings_and_overflow() {
+        // 1 + 2^-11 + 2^-12 in f16: above half an ulp (2^-10).
+        let (sig, exp) = ((1u128 << 12) + 2 + 1, -12);
+        let f = Format::F16;
+        let r = |rnd| f.round(false, sig, exp, false, rnd, Overflow::Ieee);
+        assert_eq!(r(Rounding::Rne), 0x3c01);
+        assert_eq!(r(Rounding::Rz), 0x3c00);
+        assert_eq!(r(Rounding::Ru), 0x3c01);
+        assert_eq!(r(Rounding::Rd), 0x3c00);
+        assert_eq!(r(Rounding::Ra), 0x3c01);
+        // Exact tie 1 + 2^-11: even stays, away goes up.
+        let t = |rnd| f.round(true, (1u128 << 11) + 1, -11, false, rnd, Overflow::Ieee);
+        assert_eq!(t(Rounding::Rne), 0xbc00);
+        assert_eq!(t(Rounding::Rna), 0xbc01);
+        assert_eq!(t(Rounding::Rd), 0xbc01);
+        assert_eq!(t(Rounding::Ru), 0xbc00);
+        // Overflow: 65520 is the f16 rounding boundary.
+        let o = |rnd, ovf| f.round(false, 65520, 0, false, rnd, ovf);
+        assert_eq!(o(Rounding::Rne, Overflow::Ieee), 0x7c00);
+        assert_eq!(o(Rounding::Rz, Overflow::Ieee), 0x7bff);
+        assert_eq!(o(Rounding::Rne, Overflow::Saturate), 0x7bff);
+        assert_eq!(f.round(false, 65519, 0, false, Rounding::Rne, Overflow::Ieee), 0x7bff);
+        // E4M3: 464 ties to 448 (even), 465 overflows to NaN, or saturates.
+        let e = Format::E4m3;
+        assert_eq!(e.round(false, 464, 0, false, Rounding::Rne, Overflow::Ieee), 0x7e);
+        assert_eq!(e.round(false, 465, 0, false, Rounding::Rne, Overflow::Ieee), 0x7f);
+        assert_eq!(e.round(true, 1000, 0, false, Rounding::Rne, Overflow::Saturate), 0xfe);
+        // Subnormal results and underflow to a signed zero.
+        assert_eq!(f.round(false, 3, -26, false, Rounding::Rne, Overflow::Ieee), 0x0001);
+        assert_eq!(f.round(true, 1, -26, false, Rounding::Rne, Overflow::Ieee), 0x8000);
+        assert_eq!(f.round(true, 1, -26, false, Rounding::Rd, Overflow::Ieee), 0x8001);
+        // Sticky below a tie breaks it upward.
+        assert_eq!(f.round(false, (1u128 << 11) + 1, -11, true, Rounding::Rne, Overflow::Ieee), 0x3c01);
+        // Rounding up into the next binade and from the largest subnormal into the smallest normal.
+        assert_eq!(f.round(false, (1u128 << 12) - 1, -11, false, Rounding::Rne, Overflow::Ieee), 0x4000);
+        assert_eq!(f.round(false, 0x7ff, -25, false, Rounding::Rne, Overflow::Ieee), 0x0400);
+    }
+}

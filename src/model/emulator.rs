@@ -1,0 +1,431 @@
+//! The emulator: computes `D = A·B + C` bit for bit as an [`Arithmetic`] says.
+//!
+//! Each element of D is a chain of fused blocks. A block gathers its terms (exact or rounded
+//! products, and the running sum when C is fused), aligns them to the block's largest exponent
+//! keeping `p + extra_bits` bits, adds them exactly as integers, and rounds once into the
+//! accumulator format. Everything is integer arithmetic on (sign, significand, exponent) triples.
+
+use super::{AlignExponent, AlignMode, Arithmetic, BlockOrder, CPlacement, Model, NanOutput, Normalise, Subnormals, ZeroSign};
+use crate::case::{FieldError, MmaCase};
+use crate::format::{Class, Format, Overflow, Rounding};
+use rug::Integer;
+
+/// Why a case cannot be emulated.
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    #[error("invalid case: {0}")]
+    InvalidCase(#[from] FieldError),
+    #[error("model '{model}' cannot take B in {b_fmt} with A in {a_fmt}: the emulator needs one input format per case")]
+    MixedInputs { model: String, a_fmt: Format, b_fmt: Format },
+}
+
+/// A bit-accurate emulator for one model.
+#[derive(Clone, Debug)]
+pub struct Emulator {
+    model: Model,
+}
+
+/// A decoded operand, ready for the hot loop. Finite values are `sig · 2^lsb`; `field` is the
+/// exponent of the hidden-bit position (what an exponent-field adder sees).
+#[derive(Clone, Copy, Debug)]
+struct Operand {
+    class: Class,
+    neg: bool,
+    sig: u64,
+    lsb: i32,
+    field: i32,
+}
+
+impl Operand {
+    fn decode(fmt: Format, bits: u64, subnormals: Subnormals) -> Operand {
+        let d = fmt.decode(bits);
+        let p = fmt.precision();
+        if d.class == Class::Finite && subnormals == Subnormals::Flush && d.sig >> (p - 1) == 0 {
+            return Operand { class: Class::Zero, neg: d.neg, sig: 0, lsb: 0, field: 0 };
+        }
+        let field = if d.class == Class::Finite { d.exp + p as i32 - 1 } else { 0 };
+        // Subnormals: the field reads emin, which is exactly the hidden-bit position.
+        Operand { class: d.class, neg: d.neg, sig: d.sig, lsb: d.exp, field }
+    }
+}
+
+/// One finite nonzero term of a block sum: `(-1)^neg · sig · 2^lsb`.
+#[derive(Clone, Copy, Debug)]
+struct Term {
+    neg: bool,
+    sig: u128,
+    lsb: i32,
+    /// The exponent this term is aligned by (leading bit, or field sum).
+    key: i32,
+}
+
+impl Term {
+    fn lead(&self) -> i32 {
+        self.lsb + 127 - self.sig.leading_zeros() as i32
+    }
+}
+
+/// Terms of one block plus what the special values among them imply.
+#[derive(Default)]
+struct Block {
+    terms: Vec<Term>,
+    nan: bool,
+    pos_inf: bool,
+    neg_inf: bool,
+    pos_zeros: usize,
+    neg_zeros: usize,
+}
+
+impl Block {
+    fn clear(&mut self) {
+        self.terms.clear();
+        self.nan = false;
+        self.pos_inf = false;
+        self.neg_inf = false;
+        self.pos_zeros = 0;
+        self.neg_zeros = 0;
+    }
+    fn push_special(&mut self, class: Class, neg: bool) {
+        match class {
+            Class::Nan => self.nan = true,
+            Class::Inf if neg => self.neg_inf = true,
+            Class::Inf => self.pos_inf = true,
+            Class::Zero if neg => self.neg_zeros += 1,
+            Class::Zero => self.pos_zeros += 1,
+            Class::Finite => unreachable!("finite values are terms"),
+        }
+    }
+}
+
+/// The running value of one element of D, always representable in the accumulator format.
+type Running = Operand;
+
+/// Sum of finite terms after alignment: `(-1)^neg · (mag + sticky·δ) · 2^exp`.
+struct Aligned {
+    neg: bool,
+    mag: u128,
+    exp: i32,
+    sticky: bool,
+}
+
+impl Emulator {
+    pub fn new(model: Model) -> Self {
+        Emulator { model }
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Compute D for one case: `m·n` bit patterns in C's format, row-major.
+    pub fn run(&self, case: &MmaCase) -> Result<Vec<u64>, EmulatorError> {
+        case.validate()?;
+        let mut d = vec![0u64; case.m * case.n];
+        let mut tile = TileRun::new(self.model.arithmetic(case.a_fmt), case)?;
+        for i in 0..case.m {
+            for j in 0..case.n {
+                d[i * case.n + j] = tile.element(i, j);
+            }
+        }
+        Ok(d)
+    }
+
+    /// Compute one element of D (row `i`, column `j`).
+    pub fn run_element(&self, case: &MmaCase, i: usize, j: usize) -> Result<u64, EmulatorError> {
+        case.validate()?;
+        Ok(TileRun::new(self.model.arithmetic(case.a_fmt), case)?.element(i, j))
+    }
+}
+
+/// Decoded operands of one tile and scratch space, reused across its elements.
+pub(crate) struct TileRun<'a> {
+    ar: &'a Arithmetic,
+    case: &'a MmaCase,
+    acc_fmt: Format,
+    a: Vec<Operand>,
+    /// B transposed: column j is `bt[j*k .. (j+1)*k]`.
+    bt: Vec<Operand>,
+    block: Block,
+}
+
+impl<'a> TileRun<'a> {
+    pub(crate) fn new(ar: &'a Arithmetic, case: &'a MmaCase) -> Result<Self, EmulatorError> {
+        let in_sub = ar.inputs.subnormals;
+        let a = case.a.iter().map(|&x| Operand::decode(case.a_fmt, x, in_sub)).collect();
+        let mut bt = Vec::with_capacity(case.k * case.n);
+        for j in 0..case.n {
+            for kk in 0..case.k {
+                bt.push(Operand::decode(case.b_fmt, case.b_at(kk, j), in_sub));
+            }
+        }
+        let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
+        Ok(TileRun { ar, case, acc_fmt, a, bt, block: Block::default() })
+    }
+
+    pub(crate) fn element(&mut self, i: usize, j: usize) -> u64 {
+        let k = self.case.k;
+        let c = Operand::decode(self.case.c_fmt, self.case.c_at(i, j), self.ar.inputs.c_subnormals);
+        let width = if self.ar.blocks.width == 0 { k } else { self.ar.blocks.width };
+        let nblocks = k.div_ceil(width);
+        let mut run = c;
+        for b in 0..nblocks {
+            let b = match self.ar.blocks.order {
+                BlockOrder::Forward => b,
+                BlockOrder::Reverse => nblocks - 1 - b,
+            };
+            let range = b * width..((b + 1) * width).min(k);
+            run = self.block_step(run, i, j, range);
+        }
+        self.output(run)
+    }
+
+    /// One fused block: returns the new running value in the accumulator format.
+    fn block_step(&mut self, run: Running, i: usize, j: usize, range: std::ops::Range<usize>) -> Running {
+        let ar = self.ar;
+        let k = self.case.k;
+        let mut block = std::mem::take(&mut self.block);
+        block.clear();
+        let fused = ar.blocks.c == CPlacement::Fused;
+        if fused {
+            push_operand(&mut block, run, ar.align.exponent);
+        }
+        let arow = &self.a[i * k..(i + 1) * k];
+        let bcol = &self.bt[j * k..(j + 1) * k];
+        for kk in range {
+            self.push_product(&mut block, arow[kk], bcol[kk]);
+        }
+        let rnd = ar.accumulator.rounding;
+        let sum = match ar.blocks.normalise {
+            Normalise::End => self.round_block(&block, rnd),
+            Normalise::EveryAdd => self.add_sequentially(&mut block, rnd),
+        };
+        self.block = block;
+        if fused {
+            sum
+        } else {
+            // Separate: the block result joins the running sum by one exact-then-rounded addition.
+            let mut pair = std::mem::take(&mut self.block);
+            pair.clear();
+            push_operand(&mut pair, run, AlignExponent::LeadingBit);
+            push_operand(&mut pair, sum, AlignExponent::LeadingBit);
+            let r = self.finish(&pair, ar.blocks.separate_rounding, |s, b| s.exact_sum(b));
+            self.block = pair;
+            r
+        }
+    }
+
+    fn push_product(&self, block: &mut Block, a: Operand, b: Operand) {
+        let neg = a.neg ^ b.neg;
+        match (a.class, b.class) {
+            (Class::Nan, _) | (_, Class::Nan) => block.nan = true,
+            (Class::Inf, Class::Zero) | (Class::Zero, Class::Inf) => block.nan = true,
+            (Class::Inf, _) | (_, Class::Inf) => block.push_special(Class::Inf, neg),
+            (Class::Zero, _) | (_, Class::Zero) => block.push_special(Class::Zero, neg),
+            (Class::Finite, Class::Finite) => {
+                let sig = a.sig as u128 * b.sig as u128;
+                let lsb = a.lsb + b.lsb;
+                match self.ar.products.round_to {
+                    None => {
+                        let t = Term { neg, sig, lsb, key: 0 };
+                        let key = match self.ar.align.exponent {
+                            AlignExponent::LeadingBit => t.lead(),
+                            AlignExponent::FieldSum => a.field + b.field,
+                        };
+                        block.terms.push(Term { key, ..t });
+                    }
+                    Some(pf) => {
+                        let bits = pf.round(neg, sig, lsb, false, self.ar.products.rounding, Overflow::Ieee);
+                        let op = Operand::decode(pf, bits, Subnormals::Keep);
+                        push_operand(block, op, self.ar.align.exponent);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Round a block of terms into the accumulator, special values and zero signs included.
+    fn round_block(&self, block: &Block, rnd: Rounding) -> Running {
+        self.finish(block, rnd, |s, b| s.align_and_sum(b))
+    }
+
+    fn finish(&self, block: &Block, rnd: Rounding, sum: impl Fn(&Self, &Block) -> Aligned) -> Running {
+        let f = self.acc_fmt;
+        let special = |class, neg| Operand { class, neg, sig: 0, lsb: 0, field: 0 };
+        if block.nan || (block.pos_inf && block.neg_inf) {
+            return special(Class::Nan, false);
+        }
+        if block.pos_inf || block.neg_inf {
+            return special(Class::Inf, block.neg_inf);
+        }
+        let zero_neg = |all_zero: bool| match self.ar.specials.zero_sign {
+            ZeroSign::Positive => false,
+            ZeroSign::Ieee if all_zero => {
+                block.pos_zeros == 0 || (rnd == Rounding::Rd && block.neg_zeros > 0)
+            }
+            ZeroSign::Ieee => rnd == Rounding::Rd,
+        };
+        if block.terms.is_empty() {
+            return special(Class::Zero, zero_neg(true));
+        }
+        let s = sum(self, block);
+        if s.mag == 0 && !s.sticky {
+            return special(Class::Zero, zero_neg(false));
+        }
+        let bits = f.round(s.neg, s.mag, s.exp, s.sticky, rnd, Overflow::Ieee);
+        Operand::decode(f, bits, self.ar.accumulator.subnormals)
+    }
+
+    /// Align every term to the block's window and add them as integers (the fused adder).
+    fn align_and_sum(&self, block: &Block) -> Aligned {
+        let al = &self.ar.align;
+        if al.mode == AlignMode::Exact {
+            return self.exact_sum(block);
+        }
+        let e_max = block.terms.iter().map(|t| t.key).max().expect("nonempty block");
+        let p = self.acc_fmt.precision() as i32;
+        // Last kept place: p-1 bits below the largest exponent, then extra_bits more.
+        let mut grid = e_max - (p - 1) - al.extra_bits;
+        let mut window = p + al.extra_bits;
+        let sticky_mode = al.mode == AlignMode::Sticky;
+        if sticky_mode {
+            grid -= 1;
+            window += 1;
+        }
+        let mut sum: i128 = 0;
+        for t in &block.terms {
+            let shift = grid as i64 - t.lsb as i64;
+            let (kept, lost) = if shift <= 0 {
+                (t.sig << (-shift) as u32, false)
+            } else if shift >= 128 {
+                (0, t.sig != 0)
+            } else {
+                let s = shift as u32;
+                (t.sig >> s, t.sig & ((1u128 << s) - 1) != 0)
+            };
+            let mag = match al.mode {
+                AlignMode::Truncate => kept,
+                AlignMode::Sticky => kept | lost as u128,
+                AlignMode::Floor if t.neg => kept + lost as u128,
+                AlignMode::Floor => kept,
+                AlignMode::Exact => unreachable!(),
+            } as i128;
+            sum += if t.neg { -mag } else { mag };
+        }
+        let neg = sum < 0;
+        let mut mag = sum.unsigned_abs();
+        if let Some(carry) = al.carry_bits {
+            let width = (window + carry as i32).clamp(1, 127) as u32;
+            mag &= (1u128 << width) - 1;
+        }
+        Aligned { neg, mag, exp: grid, sticky: false }
+    }
+
+    /// The exact sum of the block's terms (no bit dropped).
+    fn exact_sum(&self, block: &Block) -> Aligned {
+        let lo = block.terms.iter().map(|t| t.lsb).min().expect("nonempty block");
+        let hi = block.terms.iter().map(|t| t.lead()).max().expect("nonempty block");
+        let count_bits = 64 - (block.terms.len() as u64).leading_zeros() as i64;
+        if (hi as i64 - lo as i64 + 1) + count_bits <= 126 {
+            let mut sum: i128 = 0;
+            for t in &block.terms {
+                let v = (t.sig << (t.lsb - lo) as u32) as i128;
+                sum += if t.neg { -v } else { v };
+            }
+            return Aligned { neg: sum < 0, mag: sum.unsigned_abs(), exp: lo, sticky: false };
+        }
+        // Wide exponent spread: an exact big-integer sum, then the top 120 bits and a sticky bit.
+        let mut sum = Integer::new();
+        for t in &block.terms {
+            let v = Integer::from(t.sig) << (t.lsb - lo) as u32;
+            if t.neg {
+                sum -= v;
+            } else {
+                sum += v;
+            }
+        }
+        let neg = sum < 0;
+        sum.abs_mut();
+        let bits = sum.significant_bits();
+        if bits <= 120 {
+            return Aligned { neg, mag: sum.to_u128().expect("fits"), exp: lo, sticky: false };
+        }
+        let drop = bits - 120;
+        let sticky = sum.find_one(0).is_some_and(|first| first < drop);
+        let top: Integer = sum >> drop;
+        Aligned { neg, mag: top.to_u128().expect("fits"), exp: lo + drop as i32, sticky }
+    }
+
+    /// A chain of two-term adders, largest term first, each partial sum rounded.
+    fn add_sequentially(&self, block: &mut Block, rnd: Rounding) -> Running {
+        if block.nan || block.pos_inf || block.neg_inf || block.terms.len() <= 1 {
+            return self.round_block(block, rnd);
+        }
+        let mut terms = std::mem::take(&mut block.terms);
+        terms.sort_by(|x, y| cmp_magnitude(y, x));
+        let mut pair = Block::default();
+        let mut acc: Option<Running> = None;
+        for t in terms.iter() {
+            pair.clear();
+            if let Some(a) = acc {
+                push_operand(&mut pair, a, self.ar.align.exponent);
+            }
+            pair.terms.push(*t);
+            let r = self.round_block(&pair, rnd);
+            acc = Some(r);
+        }
+        block.terms = terms;
+        let mut r = acc.expect("at least two terms");
+        // The zeros of the block only matter for the sign of a zero result.
+        if r.class == Class::Zero && block.pos_zeros + block.neg_zeros > 0 {
+            r.neg = r.neg && block.pos_zeros == 0;
+        }
+        r
+    }
+
+    /// Convert the final running value into D's format.
+    fn output(&self, run: Running) -> u64 {
+        let out = self.case.c_fmt;
+        let o = &self.ar.output;
+        let bits = match run.class {
+            Class::Nan => {
+                return match self.ar.specials.nan {
+                    NanOutput::Canonical => out.nan_bits(false, 0),
+                    NanOutput::AllOnes => out.nan_bits(false, u64::MAX),
+                }
+            }
+            Class::Inf => out.inf_bits(run.neg),
+            Class::Zero => out.zero_bits(run.neg),
+            Class::Finite => out.round(run.neg, run.sig as u128, run.lsb, false, o.rounding, o.overflow),
+        };
+        if o.subnormals == Subnormals::Flush {
+            let d = out.decode(bits);
+            if d.class == Class::Finite && d.sig >> (out.precision() - 1) == 0 {
+                return out.zero_bits(d.neg);
+            }
+        }
+        bits
+    }
+}
+
+fn push_operand(block: &mut Block, op: Operand, exponent: AlignExponent) {
+    if op.class != Class::Finite {
+        block.push_special(op.class, op.neg);
+        return;
+    }
+    let t = Term { neg: op.neg, sig: op.sig as u128, lsb: op.lsb, key: 0 };
+    let key = match exponent {
+        AlignExponent::LeadingBit => t.lead(),
+        AlignExponent::FieldSum => op.field,
+    };
+    block.terms.push(Term { key, ..t });
+}
+
+fn cmp_magnitude(x: &Term, y: &Term) -> std::cmp::Ordering {
+    x.lead().cmp(&y.lead()).then_with(|| {
+        // Same leading bit: compare significands brought to a common last place.
+        let lo = x.lsb.min(y.lsb);
+        let xs = x.sig << (x.lsb - lo).min(127) as u32;
+        let ys = y.sig << (y.lsb - lo).min(127) as u32;
+        xs.cmp(&ys)
+    })
+}

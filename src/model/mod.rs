@@ -1,0 +1,389 @@
+//! Numeric models: every knob of a matrix unit's arithmetic, as data (TOML under `models/`).
+//!
+//! A model file holds the knobs for all input formats at its top level and, under
+//! `[variants.<format>]`, partial overrides for cases whose A operand has that format (published
+//! hypotheses differ per format: FTTN's H100 fuses 16 f16 products but only 4 tf32 ones).
+//! [`Model::arithmetic`] merges the two and yields the [`Arithmetic`] the emulator obeys.
+
+mod emulator;
+mod library;
+
+pub use emulator::{Emulator, EmulatorError};
+pub use library::{embedded_model_names, embedded_model_source};
+
+use crate::format::{Format, Overflow, Rounding};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Everything that decides one arithmetic: resolved for one input format.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Arithmetic {
+    #[serde(default)]
+    pub products: Products,
+    pub blocks: Blocks,
+    pub align: Align,
+    pub accumulator: Accumulator,
+    #[serde(default)]
+    pub output: Output,
+    #[serde(default)]
+    pub inputs: Inputs,
+    #[serde(default)]
+    pub specials: Specials,
+}
+
+/// How each product `a·b` enters the sum.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Products {
+    /// `None`: the product is exact. Otherwise it is rounded to this format (its range included).
+    #[serde(default)]
+    pub round_to: Option<Format>,
+    #[serde(default = "rne")]
+    pub rounding: Rounding,
+}
+
+/// How K is split into fused blocks and how the blocks and C are chained.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Blocks {
+    /// Products that share one alignment and one rounding; 0 means all of K in one block.
+    pub width: usize,
+    /// Which end of K the chain starts from.
+    #[serde(default)]
+    pub order: BlockOrder,
+    /// Where C (and after the first block, the running sum) enters.
+    pub c: CPlacement,
+    /// Rounding of the separate addition of each block result to the running sum (`c = "separate"`).
+    #[serde(default = "rne")]
+    pub separate_rounding: Rounding,
+    /// Where partial sums are normalised and rounded inside a block.
+    #[serde(default)]
+    pub normalise: Normalise,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockOrder {
+    /// Block 0 holds k = 0..width, and is summed first.
+    #[default]
+    Forward,
+    /// The last block of K is summed first.
+    Reverse,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CPlacement {
+    /// The running sum (C at first) is one more term of each block's fused sum (Fasi et al.).
+    Fused,
+    /// Each block is fused and rounded alone, then added to the running sum (C at first) by one
+    /// rounded addition (Hickmann & Bradford: "C always added using RNE").
+    Separate,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Normalise {
+    /// One alignment, one exact integer sum, one normalisation at the end of the block.
+    #[default]
+    End,
+    /// A chain of floating-point adders: terms are added largest first and every partial sum is
+    /// aligned, normalised and rounded to the accumulator format (what Fasi et al. refute on V100).
+    EveryAdd,
+}
+
+/// Alignment of the terms of one block to a common exponent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Align {
+    pub mode: AlignMode,
+    /// Which exponent of each term is compared to find the block's largest.
+    #[serde(default)]
+    pub exponent: AlignExponent,
+    /// Bits kept below the accumulator's last place, counted from the largest exponent
+    /// (negative: fewer bits than the accumulator holds). Ignored by `mode = "exact"`.
+    #[serde(default)]
+    pub extra_bits: i32,
+    /// Bits above the accumulator's leading bit for carries; `None` = never overflows. A sum that
+    /// needs more loses its top bits (what an adder that narrow would do).
+    #[serde(default)]
+    pub carry_bits: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlignMode {
+    /// No bit is ever dropped: the block sum is exact before its one rounding.
+    Exact,
+    /// Bits below the window are dropped from each term's magnitude (toward zero).
+    Truncate,
+    /// Bits below the window are dropped from each term's two's-complement value (toward -inf).
+    Floor,
+    /// Like `truncate`, but each term that lost nonzero bits sets a sticky bit one place below
+    /// the window, which then takes part in the block's rounding.
+    Sticky,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlignExponent {
+    /// The exponent of each term's exact leading bit.
+    #[default]
+    LeadingBit,
+    /// The sum of the operands' exponent fields (a product 1.x·1.y may carry one bit above it).
+    FieldSum,
+}
+
+/// The format and rounding of the running sum between blocks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Accumulator {
+    /// `None`: the format of C and D.
+    #[serde(default)]
+    pub format: Option<Format>,
+    /// Rounding of each block's sum into the accumulator.
+    pub rounding: Rounding,
+    /// Whether the accumulator can hold subnormals.
+    #[serde(default)]
+    pub subnormals: Subnormals,
+}
+
+/// Conversion of the accumulator into D's format, and what D may hold.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    #[serde(default = "rne")]
+    pub rounding: Rounding,
+    #[serde(default)]
+    pub subnormals: Subnormals,
+    #[serde(default)]
+    pub overflow: Overflow,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inputs {
+    /// Subnormal A and B elements.
+    #[serde(default)]
+    pub subnormals: Subnormals,
+    /// Subnormal C elements.
+    #[serde(default)]
+    pub c_subnormals: Subnormals,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Subnormals {
+    #[default]
+    Keep,
+    /// Replaced by a zero of the same sign.
+    Flush,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Specials {
+    #[serde(default)]
+    pub nan: NanOutput,
+    #[serde(default)]
+    pub zero_sign: ZeroSign,
+}
+
+/// The NaN pattern the unit writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NanOutput {
+    /// Positive, quiet bit only (IEEE default NaN: f32 7fc00000).
+    #[default]
+    Canonical,
+    /// Positive, every fraction bit set (f32 7fffffff).
+    AllOnes,
+}
+
+/// Sign of a sum that is exactly zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZeroSign {
+    /// IEEE 754: -0 only if every term is -0 (or, rounding down, if any term is negative);
+    /// otherwise +0.
+    #[default]
+    Ieee,
+    /// Always +0.
+    Positive,
+}
+
+fn rne() -> Rounding {
+    Rounding::Rne
+}
+
+/// A model file: name, provenance, base knobs and per-format overrides.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub name: String,
+    pub description: String,
+    pub sources: Vec<String>,
+    base: toml::Table,
+    variants: BTreeMap<Format, toml::Table>,
+    resolved: BTreeMap<Format, Arithmetic>,
+}
+
+/// A model that cannot be loaded or used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("cannot read model file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("model '{name}': {message}")]
+    Invalid { name: String, message: String },
+    #[error("unknown model '{0}': not a file, and not one of the embedded models ({1})")]
+    Unknown(String, String),
+}
+
+impl Model {
+    /// Load by embedded name (`h100`, `exact-rne`, ...) or from a TOML file path.
+    pub fn load(name_or_path: &str) -> Result<Model, ModelError> {
+        if let Some(src) = embedded_model_source(name_or_path) {
+            return Model::from_toml(name_or_path, src);
+        }
+        let path = Path::new(name_or_path);
+        if path.exists() {
+            let src = std::fs::read_to_string(path)
+                .map_err(|source| ModelError::Read { path: name_or_path.to_string(), source })?;
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(name_or_path);
+            return Model::from_toml(stem, &src);
+        }
+        Err(ModelError::Unknown(name_or_path.to_string(), embedded_model_names().join(", ")))
+    }
+
+    /// Parse a model; every variant is resolved and checked now, so a bad file fails at load.
+    pub fn from_toml(default_name: &str, src: &str) -> Result<Model, ModelError> {
+        let invalid = |name: &str, message: String| ModelError::Invalid { name: name.to_string(), message };
+        let mut table: toml::Table = src.parse().map_err(|e| invalid(default_name, format!("not TOML: {e}")))?;
+        let name = match table.remove("name") {
+            Some(toml::Value::String(s)) => s,
+            None => default_name.to_string(),
+            Some(_) => return Err(invalid(default_name, "'name' must be a string".into())),
+        };
+        let description = match table.remove("description") {
+            Some(toml::Value::String(s)) => s,
+            None => String::new(),
+            Some(_) => return Err(invalid(&name, "'description' must be a string".into())),
+        };
+        let sources = match table.remove("sources") {
+            None => vec![],
+            Some(v) => v
+                .try_into::<Vec<String>>()
+                .map_err(|e| invalid(&name, format!("'sources' must be a list of strings: {e}")))?,
+        };
+        let mut variants = BTreeMap::new();
+        if let Some(v) = table.remove("variants") {
+            let toml::Value::Table(vt) = v else {
+                return Err(invalid(&name, "'variants' must be a table of formats".into()));
+            };
+            for (fmt, over) in vt {
+                let f: Format = fmt.parse().map_err(|e: String| invalid(&name, format!("variants.{fmt}: {e}")))?;
+                let toml::Value::Table(over) = over else {
+                    return Err(invalid(&name, format!("variants.{fmt} must be a table")));
+                };
+                variants.insert(f, over);
+            }
+        }
+        let mut model = Model { name, description, sources, base: table, variants, resolved: BTreeMap::new() };
+        for f in Format::ALL {
+            let arith = model.resolve(f).map_err(|m| invalid(&model.name, m))?;
+            model.resolved.insert(f, arith);
+        }
+        Ok(model)
+    }
+
+    fn resolve(&self, a_fmt: Format) -> Result<Arithmetic, String> {
+        let mut merged = self.base.clone();
+        if let Some(over) = self.variants.get(&a_fmt) {
+            merge(&mut merged, over);
+        }
+        let arith: Arithmetic = toml::Value::Table(merged)
+            .try_into()
+            .map_err(|e| format!("knobs for {a_fmt} inputs: {e}"))?;
+        arith.check().map_err(|e| format!("knobs for {a_fmt} inputs: {e}"))?;
+        Ok(arith)
+    }
+
+    /// The arithmetic for cases whose A operand has format `a_fmt`.
+    pub fn arithmetic(&self, a_fmt: Format) -> &Arithmetic {
+        &self.resolved[&a_fmt]
+    }
+
+    /// Formats that have their own `[variants.*]` table.
+    pub fn variant_formats(&self) -> Vec<Format> {
+        self.variants.keys().copied().collect()
+    }
+}
+
+impl Arithmetic {
+    fn check(&self) -> Result<(), String> {
+        if let Some(f) = self.accumulator.format {
+            if f == Format::Tf32 || f == Format::E4m3 || f == Format::E5m2 {
+                return Err(format!("accumulator format {f} is not supported (use f16, bf16, f32 or f64)"));
+            }
+        }
+        if !(-60..=60).contains(&self.align.extra_bits) {
+            return Err(format!("align.extra_bits = {} is outside -60..=60", self.align.extra_bits));
+        }
+        if self.align.carry_bits.is_some_and(|c| c > 32) {
+            return Err("align.carry_bits must be at most 32".into());
+        }
+        if self.align.mode != AlignMode::Exact && self.align.extra_bits + 53 + 40 > 120 {
+            // Window: accumulator precision + extra bits + carries must fit the 128-bit adder.
+            return Err("align.extra_bits too large for a 128-bit window with an f64 accumulator".into());
+        }
+        Ok(())
+    }
+}
+
+/// Deep-merge `over` into `base` (tables merge, other values replace).
+fn merge(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_model_loads_and_variants_override() {
+        for name in embedded_model_names() {
+            let m = Model::load(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(m.name, *name);
+            assert!(!m.sources.is_empty(), "{name} cites no source");
+        }
+        let h100 = Model::load("h100").unwrap();
+        assert_eq!(h100.arithmetic(Format::F16).blocks.width, 16);
+        assert_eq!(h100.arithmetic(Format::Tf32).blocks.width, 4);
+        assert_eq!(h100.arithmetic(Format::F64).products.round_to, Some(Format::F64));
+    }
+
+    #[test]
+    fn bad_models_are_rejected_with_the_reason() {
+        let base = Model::load("exact-rne").unwrap();
+        let _ = base;
+        let bad = [
+            ("blocks = 3", "blocks"),
+            ("[blocks]\nwidth = 1\nc = \"fused\"\nfrobnicate = 1", "frobnicate"),
+            ("[variants.f17]\n", "f17"),
+        ];
+        for (src, needle) in bad {
+            let e = Model::from_toml("bad", src).unwrap_err().to_string();
+            assert!(e.contains(needle) || e.contains("missing"), "{src}: {e}");
+        }
+        let e = Model::load("no-such-model").unwrap_err().to_string();
+        assert!(e.contains("exact-rne"), "{e}");
+    }
+}
