@@ -55,12 +55,35 @@ fn rate(cases: &[MmaCase], budget: Duration, mut work: impl FnMut(&MmaCase)) -> 
     done as f64 * terms_per_case / start.elapsed().as_secs_f64()
 }
 
-/// Measure one shape under one model: the emulator, then MPFR exact values with their RNE
-/// rounding, on the same 256 generated tiles, each for about `budget`.
-pub fn measure(shape: &Shape, model: &Model, budget: Duration) -> Row {
+/// Tiles of finite values only: a NaN or infinity ends a dot product early on both sides, and
+/// would count terms that no adder ever saw.
+pub fn finite_tiles(shape: &Shape, count: usize) -> Vec<MmaCase> {
+    use crate::gen::{case_with, Recipe};
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(0x5eed);
-    let cases: Vec<MmaCase> =
-        (0..256).map(|_| crate::gen::case(&mut rng, shape.a_fmt, shape.c_fmt, shape.m, shape.n, shape.k)).collect();
+    let acc_p = if shape.c_fmt == Format::F64 { 53 } else { 24 };
+    (0..count)
+        .map(|i| {
+            let recipe = match i % 3 {
+                0 => Recipe::Band,
+                1 => Recipe::BigPlusTiny { gap: acc_p + (i % 17) as i32 - 8 },
+                _ => Recipe::Cancellation,
+            };
+            let mut c = case_with(&mut rng, shape.a_fmt, shape.c_fmt, shape.m, shape.n, shape.k, recipe);
+            // Cancellation draws C from every class; keep it finite here.
+            for x in c.c.iter_mut() {
+                if matches!(c.c_fmt.decode(*x).class, crate::format::Class::Nan | crate::format::Class::Inf) {
+                    *x = c.c_fmt.zero_bits(false);
+                }
+            }
+            c
+        })
+        .collect()
+}
+
+/// Measure one shape under one model: the emulator, then MPFR exact values with their RNE
+/// rounding, on the same 256 generated finite tiles, each for about `budget`.
+pub fn measure(shape: &Shape, model: &Model, budget: Duration) -> Row {
+    let cases = finite_tiles(shape, 256);
     let emu = Emulator::new(model.clone());
     let mut sink = 0u64;
     let emulator_terms_per_s = rate(&cases, budget, |c| {
@@ -68,7 +91,9 @@ pub fn measure(shape: &Shape, model: &Model, budget: Duration) -> Row {
     });
     let reference_terms_per_s = rate(&cases, budget, |c| {
         for x in crate::exact::exact_tile(c) {
-            sink ^= x.round(c.c_fmt, Rounding::Rne);
+            for r in Rounding::MPFR {
+                sink ^= x.round(c.c_fmt, r);
+            }
         }
     });
     std::hint::black_box(sink);

@@ -165,6 +165,7 @@ impl Format {
     pub const ALL: [Format; 7] =
         [Format::F64, Format::F32, Format::Tf32, Format::Bf16, Format::F16, Format::E4m3, Format::E5m2];
 
+    #[inline]
     pub const fn spec(self) -> Spec {
         const fn ieee(precision: u32, exponent_bits: u32, storage_bits: u32, ignored: u32) -> Spec {
             Spec {
@@ -208,9 +209,11 @@ impl Format {
         }
     }
 
+    #[inline]
     pub fn precision(self) -> u32 {
         self.spec().precision
     }
+    #[inline]
     pub fn storage_bits(self) -> u32 {
         self.spec().storage_bits
     }
@@ -219,10 +222,12 @@ impl Format {
         (self.storage_bits() / 4) as usize
     }
     /// Exponent of the smallest normal number.
+    #[inline]
     pub fn emin(self) -> i32 {
         1 - self.spec().bias
     }
     /// Exponent of the largest finite number.
+    #[inline]
     pub fn emax(self) -> i32 {
         let s = self.spec();
         let top = (1i32 << s.exponent_bits) - 1;
@@ -230,9 +235,11 @@ impl Format {
         (if s.has_inf { top - 1 } else { top }) - s.bias
     }
     /// Exponent of the last bit of the smallest subnormal (the format's quantum floor).
+    #[inline]
     pub fn min_lsb_exp(self) -> i32 {
         self.emin() - self.precision() as i32 + 1
     }
+    #[inline]
     pub fn mask(self) -> u64 {
         if self.storage_bits() == 64 {
             u64::MAX
@@ -240,18 +247,22 @@ impl Format {
             (1u64 << self.storage_bits()) - 1
         }
     }
+    #[inline]
     fn frac_shift(self) -> u32 {
         self.spec().ignored_low_bits
     }
+    #[inline]
     fn frac_bits(self) -> u32 {
         self.precision() - 1
     }
+    #[inline]
     fn sign_bit(self) -> u64 {
         1u64 << (self.storage_bits() - 1)
     }
 
     /// Decode any bit pattern exactly. Bits above the storage width are ignored; so are the
     /// low 13 bits of a tf32 container, as the tensor cores ignore them.
+    #[inline]
     pub fn decode(self, bits: u64) -> Decoded {
         let s = self.spec();
         let bits = bits & self.mask();
@@ -285,6 +296,7 @@ impl Format {
     }
 
     /// Bits of a zero of the given sign.
+    #[inline]
     pub fn zero_bits(self, neg: bool) -> u64 {
         if neg {
             self.sign_bit()
@@ -339,6 +351,7 @@ impl Format {
     /// Round the exact value `(-1)^neg · (mag + δ) · 2^exp` to this format, where `δ ∈ (0, 1)`
     /// when `sticky` is set and 0 otherwise. A caller that sets `sticky` must pass a `mag` with at
     /// least `precision + 2` significant bits, so that the sticky part lies below the rounding bit.
+    #[inline]
     pub fn round(self, neg: bool, mag: u128, exp: i32, sticky: bool, rnd: Rounding, ovf: Overflow) -> u64 {
         let p = self.precision() as i32;
         let len = 128 - mag.leading_zeros() as i32;
@@ -406,7 +419,8 @@ impl Format {
     }
 
     /// Pack a significand whose last bit has exponent `q` (already on this format's grid).
-    fn pack(self, neg: bool, sig: u64, q: i32) -> u64 {
+    #[inline]
+    pub(crate) fn pack(self, neg: bool, sig: u64, q: i32) -> u64 {
         let s = self.spec();
         let fb = self.frac_bits();
         let (biased, frac) = if sig >> fb == 0 {

@@ -8,6 +8,7 @@
 use super::{AlignExponent, AlignMode, Arithmetic, BlockOrder, CPlacement, Model, NanOutput, Normalise, Subnormals, ZeroSign};
 use crate::case::{FieldError, MmaCase};
 use crate::format::{Class, Format, Overflow, Rounding};
+use super::lanes::{block_kernel, AccFormat, Accs, BLanes, LaneOperand, Window, LANES};
 use rug::Integer;
 
 /// Why a case cannot be emulated.
@@ -23,6 +24,8 @@ pub enum EmulatorError {
 #[derive(Clone, Debug)]
 pub struct Emulator {
     model: Model,
+    /// Skip the lane kernel (to check it against the general path).
+    general_only: bool,
 }
 
 /// A decoded operand, ready for the hot loop. Finite values are `sig · 2^lsb`; `field` is the
@@ -110,7 +113,13 @@ struct Aligned {
 
 impl Emulator {
     pub fn new(model: Model) -> Self {
-        Emulator { model }
+        Emulator { model, general_only: false }
+    }
+
+    /// An emulator that never takes the vectorised lane kernel: every element goes through the
+    /// general block code, which the lane kernel must match bit for bit.
+    pub fn general_only(model: Model) -> Self {
+        Emulator { model, general_only: true }
     }
 
     pub fn model(&self) -> &Model {
@@ -120,20 +129,19 @@ impl Emulator {
     /// Compute D for one case: `m·n` bit patterns in C's format, row-major.
     pub fn run(&self, case: &MmaCase) -> Result<Vec<u64>, EmulatorError> {
         case.validate()?;
-        let mut d = vec![0u64; case.m * case.n];
         let mut tile = TileRun::new(self.model.arithmetic(case.a_fmt), case)?;
-        for i in 0..case.m {
-            for j in 0..case.n {
-                d[i * case.n + j] = tile.element(i, j);
-            }
-        }
-        Ok(d)
+        Ok(if self.general_only {
+            (0..case.m).flat_map(|i| (0..case.n).map(move |j| (i, j))).map(|(i, j)| tile.element(i, j)).collect()
+        } else {
+            tile.tile()
+        })
     }
 
     /// Compute one element of D (row `i`, column `j`).
     pub fn run_element(&self, case: &MmaCase, i: usize, j: usize) -> Result<u64, EmulatorError> {
         case.validate()?;
-        Ok(TileRun::new(self.model.arithmetic(case.a_fmt), case)?.element(i, j))
+        let mut tile = TileRun::new(self.model.arithmetic(case.a_fmt), case)?;
+        Ok(if self.general_only { tile.element(i, j) } else { tile.one(i, j) })
     }
 }
 
@@ -146,37 +154,129 @@ pub(crate) struct TileRun<'a> {
     /// B transposed: column j is `bt[j*k .. (j+1)*k]`.
     bt: Vec<Operand>,
     block: Block,
+    /// Operands laid out for the lane kernel, when its arithmetic applies.
+    lanes: Option<LanePrep>,
+}
+
+/// A and B for the lane kernel: A row-major; B per chunk of eight columns, k rows of lanes.
+struct LanePrep {
+    a: Vec<LaneOperand>,
+    b: Vec<BLanes>,
+    /// Rows of A and columns of B that hold a NaN or infinity (left to the general path).
+    a_row_special: Vec<bool>,
+    b_col_special: Vec<bool>,
+    window: Window,
 }
 
 impl<'a> TileRun<'a> {
     pub(crate) fn new(ar: &'a Arithmetic, case: &'a MmaCase) -> Result<Self, EmulatorError> {
-        let in_sub = ar.inputs.subnormals;
-        let a = case.a.iter().map(|&x| Operand::decode(case.a_fmt, x, in_sub)).collect();
-        let mut bt = Vec::with_capacity(case.k * case.n);
-        for j in 0..case.n {
-            for kk in 0..case.k {
-                bt.push(Operand::decode(case.b_fmt, case.b_at(kk, j), in_sub));
+        let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
+        let lanes = lanes_apply(ar, case, acc_fmt).then(|| prepare_lanes(ar, case, acc_fmt));
+        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), lanes })
+    }
+
+    /// Decode A and (transposed) B for the general path, once, on first use.
+    fn ensure_operands(&mut self) {
+        if !self.a.is_empty() {
+            return;
+        }
+        let (case, in_sub) = (self.case, self.ar.inputs.subnormals);
+        self.a = case.a.iter().map(|&x| Operand::decode(case.a_fmt, x, in_sub)).collect();
+        self.bt = (0..case.n)
+            .flat_map(|j| (0..case.k).map(move |kk| (kk, j)))
+            .map(|(kk, j)| Operand::decode(case.b_fmt, case.b_at(kk, j), in_sub))
+            .collect();
+    }
+
+    /// Every element of D, row-major: eight at a time through the lane kernel where it applies.
+    pub(crate) fn tile(&mut self) -> Vec<u64> {
+        let (m, n) = (self.case.m, self.case.n);
+        let mut d = vec![0u64; m * n];
+        for i in 0..m {
+            if self.lanes.is_some() {
+                for j0 in (0..n).step_by(LANES) {
+                    let width = LANES.min(n - j0);
+                    let got = self.lane_chunk(i, j0);
+                    d[i * n + j0..i * n + j0 + width].copy_from_slice(&got[..width]);
+                }
+            } else {
+                for j in 0..n {
+                    d[i * n + j] = self.element(i, j);
+                }
             }
         }
-        let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
-        Ok(TileRun { ar, case, acc_fmt, a, bt, block: Block::default() })
+        d
+    }
+
+    /// One element through the lane kernel where it applies.
+    pub(crate) fn one(&mut self, i: usize, j: usize) -> u64 {
+        if self.lanes.is_some() {
+            let j0 = j - j % LANES;
+            return self.lane_chunk(i, j0)[j - j0];
+        }
+        self.element(i, j)
+    }
+
+    /// Elements `(i, j0..j0+8)`: the lane kernel, then the general path for lanes it gave back.
+    fn lane_chunk(&mut self, i: usize, j0: usize) -> [u64; LANES] {
+        let prep = self.lanes.as_ref().expect("lanes prepared");
+        let (n, k) = (self.case.n, self.case.k);
+        let width = LANES.min(n - j0);
+        let kernel = block_kernel();
+        let w = prep.window;
+        let mut accs = Accs::default();
+        let mut live = [0u64; LANES];
+        let mut zero = [0u64; LANES];
+        let mut bits = [0u64; LANES];
+        for l in 0..width {
+            let c = Operand::decode(self.case.c_fmt, self.case.c_at(i, j0 + l), self.ar.inputs.c_subnormals);
+            let usable = !prep.a_row_special[i] && !prep.b_col_special[j0 + l] && matches!(c.class, Class::Finite | Class::Zero);
+            live[l] = usable as u64;
+            set_lane(&mut accs, l, c, w.field_sum);
+        }
+        let chunk = j0 / LANES;
+        for range in self.block_ranges() {
+            if live.iter().all(|&x| x == 0) {
+                break;
+            }
+            let (a, b) = (&prep.a[i * k + range.start..i * k + range.end], &prep.b[chunk * k + range.start..chunk * k + range.end]);
+            kernel(a, b, &mut accs, &w, &mut live, &mut zero, &mut bits);
+        }
+        let mut out = [0u64; LANES];
+        for l in 0..width {
+            out[l] = if live[l] == 0 || zero[l] != 0 {
+                self.element(i, j0 + l)
+            } else if self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep {
+                bits[l]
+            } else {
+                self.output(Operand::decode(self.acc_fmt, bits[l], Subnormals::Keep))
+            };
+        }
+        out
     }
 
     pub(crate) fn element(&mut self, i: usize, j: usize) -> u64 {
-        let k = self.case.k;
-        let c = Operand::decode(self.case.c_fmt, self.case.c_at(i, j), self.ar.inputs.c_subnormals);
-        let width = if self.ar.blocks.width == 0 { k } else { self.ar.blocks.width };
-        let nblocks = k.div_ceil(width);
-        let mut run = c;
-        for b in 0..nblocks {
-            let b = match self.ar.blocks.order {
-                BlockOrder::Forward => b,
-                BlockOrder::Reverse => nblocks - 1 - b,
-            };
-            let range = b * width..((b + 1) * width).min(k);
+        self.ensure_operands();
+        let mut run = Operand::decode(self.case.c_fmt, self.case.c_at(i, j), self.ar.inputs.c_subnormals);
+        for range in self.block_ranges() {
             run = self.block_step(run, i, j, range);
         }
         self.output(run)
+    }
+
+    /// The k-ranges of the blocks, in the order the chain visits them.
+    fn block_ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> {
+        let k = self.case.k;
+        let width = if self.ar.blocks.width == 0 { k } else { self.ar.blocks.width };
+        let nblocks = k.div_ceil(width);
+        let order = self.ar.blocks.order;
+        (0..nblocks).map(move |b| {
+            let b = match order {
+                BlockOrder::Forward => b,
+                BlockOrder::Reverse => nblocks - 1 - b,
+            };
+            b * width..((b + 1) * width).min(k)
+        })
     }
 
     /// One fused block: returns the new running value in the accumulator format.
@@ -395,6 +495,8 @@ impl<'a> TileRun<'a> {
             }
             Class::Inf => out.inf_bits(run.neg),
             Class::Zero => out.zero_bits(run.neg),
+            // Same format: the running value is already on D's grid.
+            Class::Finite if out == self.acc_fmt => out.pack(run.neg, run.sig, run.lsb),
             Class::Finite => out.round(run.neg, run.sig as u128, run.lsb, false, o.rounding, o.overflow),
         };
         if o.subnormals == Subnormals::Flush {
@@ -405,6 +507,88 @@ impl<'a> TileRun<'a> {
         }
         bits
     }
+}
+
+/// Whether the lane kernel covers this arithmetic and these formats: exact narrow products,
+/// C fused into each block, a truncating window whose sums provably fit in 62 bits.
+fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
+    let narrow = |f: Format| f.precision() <= 24;
+    // Window: p + extra (+1 sticky), 2 bits for a product's carry, 7 for the count of terms.
+    let width = if ar.blocks.width == 0 { case.k } else { ar.blocks.width };
+    let window = acc_fmt.precision() as i32 + ar.align.extra_bits + 1 + 2 + 7;
+    ar.products.round_to.is_none()
+        && ar.blocks.normalise == Normalise::End
+        && ar.blocks.c == CPlacement::Fused
+        && matches!(ar.align.mode, AlignMode::Truncate | AlignMode::Floor | AlignMode::Sticky)
+        && width < 128
+        && narrow(case.a_fmt)
+        && narrow(case.b_fmt)
+        && narrow(case.c_fmt)
+        && narrow(acc_fmt)
+        && window <= 62
+}
+
+fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
+    let (m, n, k) = (case.m, case.n, case.k);
+    let in_sub = ar.inputs.subnormals;
+    let a: Vec<Operand> = case.a.iter().map(|&x| Operand::decode(case.a_fmt, x, in_sub)).collect();
+    let special = |o: &Operand| matches!(o.class, Class::Nan | Class::Inf);
+    let lane = |o: &Operand, p: u32| {
+        if o.class == Class::Finite {
+            LaneOperand::new(o.neg, o.sig, o.lsb, o.field, p)
+        } else {
+            LaneOperand::default()
+        }
+    };
+    let (pa, pb) = (case.a_fmt.precision(), case.b_fmt.precision());
+    let chunks = n.div_ceil(LANES);
+    let mut b = vec![BLanes::default(); chunks * k];
+    let mut b_col_special = vec![false; n];
+    for kk in 0..k {
+        for j in 0..n {
+            let o = Operand::decode(case.b_fmt, case.b_at(kk, j), in_sub);
+            b_col_special[j] |= special(&o);
+            b[(j / LANES) * k + kk].set(j % LANES, lane(&o, pb));
+        }
+    }
+    let carry_mask = match ar.align.carry_bits {
+        Some(c) => {
+            let w = (acc_fmt.precision() as i32 + ar.align.extra_bits + (ar.align.mode == AlignMode::Sticky) as i32 + c as i32).clamp(1, 63);
+            (1u64 << w) - 1
+        }
+        None => u64::MAX,
+    };
+    LanePrep {
+        a: a.iter().map(|o| lane(o, pa)).collect(),
+        b,
+        a_row_special: (0..m).map(|i| a[i * k..(i + 1) * k].iter().any(special)).collect(),
+        b_col_special,
+        window: Window {
+            p: acc_fmt.precision() as i64,
+            extra_bits: ar.align.extra_bits as i64,
+            sticky: ar.align.mode == AlignMode::Sticky,
+            floor: ar.align.mode == AlignMode::Floor,
+            field_sum: ar.align.exponent == AlignExponent::FieldSum,
+            carry_mask,
+            prod_top: pa + pb - 2,
+            acc: AccFormat::of(acc_fmt, ar.accumulator.subnormals == Subnormals::Flush),
+            rounding: ar.accumulator.rounding,
+            cancel_to_minus_zero: ar.accumulator.rounding == Rounding::Rd && ar.specials.zero_sign == ZeroSign::Ieee,
+        },
+    }
+}
+
+/// Load a running value into lane `l`.
+fn set_lane(accs: &mut Accs, l: usize, op: Operand, field_sum: bool) {
+    if op.class != Class::Finite {
+        accs.sig[l] = 0;
+        accs.neg[l] = op.neg as u64;
+        return;
+    }
+    accs.sig[l] = op.sig;
+    accs.lsb[l] = op.lsb as i64;
+    accs.neg[l] = op.neg as u64;
+    accs.key[l] = if field_sum { op.field as i64 } else { (op.lsb + 63 - op.sig.leading_zeros() as i32) as i64 };
 }
 
 fn push_operand(block: &mut Block, op: Operand, exponent: AlignExponent) {

@@ -6,6 +6,7 @@
 //! [`Model::arithmetic`] merges the two and yields the [`Arithmetic`] the emulator obeys.
 
 mod emulator;
+mod lanes;
 mod library;
 
 pub use emulator::{Emulator, EmulatorError};

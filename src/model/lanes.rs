@@ -1,0 +1,295 @@
+//! The emulator's fast path: eight elements of one row of D at once, one per lane, in 64-bit
+//! integer lanes that the compiler vectorises (AVX2 / AVX-512 chosen at run time).
+//!
+//! It covers the arithmetic of every published tensor-core hypothesis — exact narrow products
+//! (< 2^48), C fused into each block, a truncating/flooring/sticky window that fits 62 bits —
+//! for finite inputs. Whatever it cannot settle (NaN/Inf, an exactly-zero block sum whose sign
+//! needs the zero rules, an overflow) it marks, and the general path in `emulator.rs`, which is
+//! the specification, recomputes that element.
+
+use crate::format::{Format, Rounding};
+
+pub(super) const LANES: usize = 8;
+
+/// One operand prepared for lanes: normalised so a product's leading bit is known without a
+/// leading-zero count.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct LaneOperand {
+    /// Significand with its leading one at bit `p - 1` (0 for zero).
+    pub sig: u64,
+    /// Exponent of the last bit of `sig`.
+    pub lsb: i64,
+    /// The exponent-field value (subnormals: emin), for field-sum alignment.
+    pub field: i64,
+    /// 1 if negative.
+    pub neg: u64,
+}
+
+impl LaneOperand {
+    /// From a finite or zero value `(-1)^neg · sig · 2^lsb` of a format with precision `p`.
+    pub fn new(neg: bool, sig: u64, lsb: i32, field: i32, p: u32) -> Self {
+        if sig == 0 {
+            return LaneOperand { neg: neg as u64, ..Default::default() };
+        }
+        let shift = (p - 1) as i32 - (63 - sig.leading_zeros() as i32);
+        LaneOperand { sig: sig << shift, lsb: (lsb - shift) as i64, field: field as i64, neg: neg as u64 }
+    }
+}
+
+/// Eight operands of B (one k, eight columns), field by field so that lanes load as vectors.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct BLanes {
+    pub sig: [u64; LANES],
+    pub lsb: [i64; LANES],
+    pub field: [i64; LANES],
+    pub neg: [u64; LANES],
+}
+
+impl BLanes {
+    pub fn set(&mut self, l: usize, o: LaneOperand) {
+        self.sig[l] = o.sig;
+        self.lsb[l] = o.lsb;
+        self.field[l] = o.field;
+        self.neg[l] = o.neg;
+    }
+}
+
+/// The window rule of one arithmetic.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Window {
+    /// Accumulator precision.
+    pub p: i64,
+    pub extra_bits: i64,
+    pub sticky: bool,
+    pub floor: bool,
+    pub field_sum: bool,
+    /// Mask applied to each block sum's magnitude (carry bits), or all ones.
+    pub carry_mask: u64,
+    /// `pa + pb - 2`: a product of normalised significands leads at bit `prod_top` or `prod_top + 1`.
+    pub prod_top: u32,
+    /// The accumulator format each block rounds into.
+    pub acc: AccFormat,
+    pub rounding: Rounding,
+    /// Sign of a zero sum of nonzero terms (IEEE: -0 only when rounding down).
+    pub cancel_to_minus_zero: bool,
+}
+
+/// What lane rounding needs of the accumulator format (f32, f16 or bf16: no ignored bits).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AccFormat {
+    pub p: i64,
+    pub min_lsb: i64,
+    pub emin: i64,
+    pub emax: i64,
+    pub bias: i64,
+    pub max_sig_at_emax: u64,
+    pub sign_bit: u64,
+    /// Subnormal results leave the lane (the general path flushes them).
+    pub flush_subnormals: bool,
+}
+
+impl AccFormat {
+    pub fn of(f: Format, flush_subnormals: bool) -> Self {
+        AccFormat {
+            p: f.precision() as i64,
+            min_lsb: f.min_lsb_exp() as i64,
+            emin: f.emin() as i64,
+            emax: f.emax() as i64,
+            bias: f.spec().bias as i64,
+            max_sig_at_emax: f.spec().max_sig_at_emax,
+            sign_bit: f.zero_bits(true),
+            flush_subnormals,
+        }
+    }
+}
+
+/// The running value of each lane: `(-1)^neg · sig · 2^lsb`, its alignment key, and whether the
+/// lane is still handled here.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Accs {
+    pub sig: [u64; LANES],
+    pub lsb: [i64; LANES],
+    pub key: [i64; LANES],
+    pub neg: [u64; LANES],
+}
+
+/// Block sums per lane: `sum · 2^grid`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sums {
+    sum: [i64; LANES],
+    grid: [i64; LANES],
+    /// Whether the lane had any nonzero term.
+    any: [u64; LANES],
+}
+
+const NO_KEY: i64 = i64::MIN / 4;
+
+/// One fused block for eight lanes: the products `a[kk] · b[kk][lane]` for `kk` in the block,
+/// and each lane's running value, aligned to the lane's largest exponent, summed exactly and
+/// rounded into the accumulator, which becomes the new running value. `bits` receives each
+/// lane's accumulator bit pattern; a lane whose result the general path must settle (an
+/// overflow, a subnormal to flush) has `live` cleared. `zero` marks lanes whose sum was exactly
+/// zero: harmless mid-chain, but a final zero takes its sign from the general path's rules.
+#[inline(always)]
+fn block_generic(a: &[LaneOperand], b: &[BLanes], acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
+    let sums = sum_block(a, b, acc, w);
+    round_lanes(&sums, acc, w, live, zero, bits);
+}
+
+/// Round each lane's block sum into the accumulator format (IEEE rounding, subnormals kept).
+#[inline(always)]
+fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
+    let f = &w.acc;
+    for l in 0..LANES {
+        let neg = (s.sum[l] < 0) as u64;
+        let mag = s.sum[l].unsigned_abs();
+        let len = 64 - mag.leading_zeros() as i64;
+        let lead = s.grid[l] + len - 1;
+        let q = (lead - f.p + 1).max(f.min_lsb);
+        let shift = q - s.grid[l];
+        let rs = shift.clamp(0, 63) as u64;
+        let kept = if shift <= 0 { mag << ((-shift).clamp(0, 63) as u64) } else if shift >= 64 { 0 } else { mag >> rs };
+        let rem = if shift <= 0 { 0 } else if shift >= 64 { mag } else { mag & ((1u64 << rs) - 1) };
+        // Half a unit of the kept last place; beyond 64 bits it exceeds any magnitude here.
+        let half = if shift <= 0 || shift > 64 { u64::MAX } else { 1u64 << (rs.max(1) - 1) };
+        let half = if shift == 64 { 1u64 << 63 } else { half };
+        let inexact = (rem != 0) as u64;
+        let up = match w.rounding {
+            Rounding::Rz => 0,
+            Rounding::Ru => inexact & (neg ^ 1),
+            Rounding::Rd => inexact & neg,
+            Rounding::Ra => inexact,
+            Rounding::Rne => ((rem > half) | ((rem == half) & (kept & 1 == 1) & (shift > 0))) as u64,
+            Rounding::Rna => ((rem >= half) & (shift > 0)) as u64,
+        };
+        let kept = kept + up;
+        let carry = (kept >> f.p) as i64;
+        let kept = kept >> carry;
+        let q = q + carry;
+        let top = q + 63 - kept.leading_zeros() as i64;
+        let subnormal = kept >> (f.p - 1) == 0;
+        let overflow = top > f.emax || (top == f.emax && kept > f.max_sig_at_emax);
+        let keep_lane = !overflow && !(f.flush_subnormals && subnormal && mag != 0);
+        live[l] &= keep_lane as u64;
+        // A zero sum of nonzero terms has a fixed sign; a block of zeros only needs their signs
+        // if it is the last one (the general path has them).
+        zero[l] = ((mag == 0) & (s.any[l] == 0)) as u64;
+        let neg = if mag == 0 { w.cancel_to_minus_zero as u64 } else { neg };
+        let biased = if subnormal { 0 } else { (q + f.p - 1 + f.bias) as u64 };
+        let frac = kept & ((1u64 << (f.p - 1)) - 1);
+        bits[l] = (neg * f.sign_bit) | (biased << (f.p - 1)) | frac;
+        acc.sig[l] = kept;
+        acc.lsb[l] = q;
+        acc.neg[l] = neg;
+        acc.key[l] = if w.field_sum { if subnormal { f.emin } else { q + f.p - 1 } } else { top };
+    }
+}
+
+/// Align and add one block for eight lanes.
+#[inline(always)]
+fn sum_block(a: &[LaneOperand], b: &[BLanes], acc: &Accs, w: &Window) -> Sums {
+    let mut e_max = [NO_KEY; LANES];
+    for l in 0..LANES {
+        e_max[l] = if acc.sig[l] != 0 { acc.key[l] } else { NO_KEY };
+    }
+    // Pass 1: the largest exponent of each lane.
+    for (x, row) in a.iter().zip(b) {
+        for l in 0..LANES {
+            let sig = (x.sig & 0xffff_ffff) * (row.sig[l] & 0xffff_ffff);
+            let key = if w.field_sum {
+                x.field + row.field[l]
+            } else {
+                x.lsb + row.lsb[l] + w.prod_top as i64 + (sig >> (w.prod_top + 1)) as i64
+            };
+            let key = if sig != 0 { key } else { NO_KEY };
+            e_max[l] = e_max[l].max(key);
+        }
+    }
+    let mut out = Sums::default();
+    let drop_below = w.p - 1 + w.extra_bits + w.sticky as i64;
+    for l in 0..LANES {
+        out.grid[l] = e_max[l] - drop_below;
+        out.any[l] = (e_max[l] != NO_KEY) as u64;
+    }
+    // Pass 2: align every term to its lane's window and add as integers.
+    let align = |sig: u64, lsb: i64, neg: u64, grid: i64| -> i64 {
+        let s = grid - lsb;
+        let left = sig << ((-s).clamp(0, 63) as u64);
+        let right = if s >= 64 { 0 } else { sig >> (s.clamp(0, 63) as u64) };
+        let kept = if s <= 0 { left } else { right };
+        let low = if s >= 64 { u64::MAX } else { (1u64 << (s.clamp(0, 63) as u64)) - 1 };
+        let lost = ((sig & low) != 0) as u64;
+        let mag = (kept | (w.sticky as u64 & lost)) + (w.floor as u64 & neg & lost);
+        let negmask = neg.wrapping_neg();
+        ((mag ^ negmask).wrapping_sub(negmask)) as i64
+    };
+    for l in 0..LANES {
+        out.sum[l] = align(acc.sig[l], acc.lsb[l], acc.neg[l], out.grid[l]);
+    }
+    for (x, row) in a.iter().zip(b) {
+        for l in 0..LANES {
+            let sig = (x.sig & 0xffff_ffff) * (row.sig[l] & 0xffff_ffff);
+            out.sum[l] = out.sum[l].wrapping_add(align(sig, x.lsb + row.lsb[l], x.neg ^ row.neg[l], out.grid[l]));
+        }
+    }
+    for l in 0..LANES {
+        let neg = out.sum[l] < 0;
+        let mag = out.sum[l].unsigned_abs() & w.carry_mask;
+        out.sum[l] = if neg { -(mag as i64) } else { mag as i64 };
+    }
+    out
+}
+
+type BlockFn = fn(&[LaneOperand], &[BLanes], &mut Accs, &Window, &mut [u64; LANES], &mut [u64; LANES], &mut [u64; LANES]);
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::*;
+
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512cd,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn block_avx512(a: &[LaneOperand], b: &[BLanes], acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
+        block_generic(a, b, acc, w, live, zero, bits)
+    }
+
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn block_avx2(a: &[LaneOperand], b: &[BLanes], acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
+        block_generic(a, b, acc, w, live, zero, bits)
+    }
+
+    pub(super) fn pick() -> BlockFn {
+        if std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512cd")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("lzcnt")
+        {
+            // SAFETY: the CPU has every feature the function is compiled for.
+            |a, b, acc, w, live, zero, bits| unsafe { block_avx512(a, b, acc, w, live, zero, bits) }
+        } else if std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("bmi2")
+            && std::is_x86_feature_detected!("lzcnt")
+        {
+            // SAFETY: as above.
+            |a, b, acc, w, live, zero, bits| unsafe { block_avx2(a, b, acc, w, live, zero, bits) }
+        } else {
+            block_generic
+        }
+    }
+}
+
+/// The block kernel for this CPU, chosen once.
+pub(super) fn block_kernel() -> BlockFn {
+    static KERNEL: std::sync::OnceLock<BlockFn> = std::sync::OnceLock::new();
+    *KERNEL.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            x86::pick()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            block_generic
+        }
+    })
+}
