@@ -7,6 +7,20 @@
 //! [`probes`] holds the hand-made experiments of the seed papers, [`gemm`] whole-matrix schedules
 //! such as FTTN's `D = C − A·B`, [`gen`] edge-biased case generators and [`bench`] the throughput
 //! measurement.
+//!
+//! ```
+//! use mmafuzz::{exact, Emulator, Format, MmaCase, Model, Rounding};
+//!
+//! let mut case = MmaCase::zeros(Format::F16, Format::F32, 1, 1, 4);
+//! case.a = vec![0x3c00; 4]; // 1.0
+//! case.b = vec![0x0001; 4]; // 2^-24
+//! case.c = vec![0x3f80_0000]; // 1.0
+//! let v100 = Emulator::new(Model::load("v100")?);
+//! assert_eq!(v100.run(&case)?, vec![0x3f80_0000]); // the four 2^-24 are lost (Fasi et al.)
+//! let x = &exact::exact_tile(&case)[0];
+//! assert_eq!(x.round(Format::F32, Rounding::Rne), 0x3f80_0002); // 1 + 2^-22
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod bench;
 pub mod case;

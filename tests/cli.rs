@@ -1,0 +1,121 @@
+//! The command line as a user drives it: interchange files in and out, bad lines reported by
+//! number and field while the rest is processed, results written atomically.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn mmafuzz(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    // A command that fails before reading its input closes the pipe; that is not a test failure.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+const GOOD: &str = r#"{"a_fmt":"f16","c_fmt":"f32","m":1,"n":1,"k":4,"a":["3c00","3c00","3c00","3c00"],"b":["0001","0001","0001","0001"],"c":["3f800000"],"id":"fasi-four-roundings"}"#;
+
+#[test]
+fn emulate_reads_and_writes_the_interchange_format() {
+    // Fasi et al.: 1 + four times 2^-24 is 1 on V100 and 1 + 2^-22 exactly.
+    let out = mmafuzz(&["emulate", "--model", "v100"], GOOD);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert!(line.trim_end().ends_with(r#""id":"fasi-four-roundings","d":["3f800000"]}"#), "{line}");
+    let out = mmafuzz(&["emulate", "--model", "exact-rne"], GOOD);
+    assert!(String::from_utf8(out.stdout).unwrap().contains(r#""d":["3f800002"]"#));
+}
+
+#[test]
+fn malformed_lines_are_reported_and_the_rest_processed() {
+    let bad_field = GOOD.replace(r#""k":4"#, r#""k":"four""#);
+    let input = format!("{GOOD}\nnot json\n\n{bad_field}\n{GOOD}\n");
+    let out = mmafuzz(&["emulate", "--model", "h100"], &input);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("line 2:") && stderr.contains("not JSON"), "{stderr}");
+    assert!(stderr.contains("line 4: field 'k'"), "{stderr}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 2);
+}
+
+#[test]
+fn reference_gives_the_correct_rounding_and_the_exact_value() {
+    let out = mmafuzz(&["reference", "--rounding", "ru"], GOOD);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains(r#""d":["3f800002"]"#) && s.contains("4194305·2^-22"), "{s}");
+}
+
+#[test]
+fn output_files_appear_only_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("cases.jsonl");
+    let output = dir.path().join("results.jsonl");
+    std::fs::write(&input, format!("{GOOD}\n{GOOD}\n")).unwrap();
+    std::fs::write(&output, "old results\n").unwrap();
+    let args = ["emulate", "--model", "a100", "--in", input.to_str().unwrap(), "--out", output.to_str().unwrap()];
+    let out = mmafuzz(&args, "");
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&output).unwrap().lines().count(), 2);
+    // A missing input is one clear error, and the previous results stay as they were.
+    std::fs::write(&output, "old results\n").unwrap();
+    let missing = dir.path().join("nope.jsonl");
+    let out = mmafuzz(&["emulate", "--model", "a100", "--in", missing.to_str().unwrap(), "--out", output.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: cannot open"));
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), "old results\n");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".tmp")).collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn unknown_models_and_bad_model_files_are_clear_errors() {
+    let out = mmafuzz(&["emulate", "--model", "b200"], GOOD);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("unknown model 'b200'") && e.contains("h100"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[blocks]\nwidth = 4\nc = \"fused\"\n[align]\nmode = \"sideways\"\n[accumulator]\nrounding = \"rz\"\n").unwrap();
+    let out = mmafuzz(&["emulate", "--model", bad.to_str().unwrap()], GOOD);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sideways"));
+}
+
+#[test]
+fn every_model_file_in_models_dir_is_the_embedded_one() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let from_file = mmafuzz::Model::load(path.to_str().unwrap()).unwrap();
+        let embedded = mmafuzz::Model::load(&from_file.name).expect("every file is embedded");
+        for f in mmafuzz::Format::ALL {
+            assert_eq!(from_file.arithmetic(f), embedded.arithmetic(f), "{}", path.display());
+        }
+    }
+}
+
+#[test]
+fn probes_command_reports_every_published_outcome_reproduced() {
+    let out = mmafuzz(&["probes"], "");
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("v100           reproduces 68 of 68"), "{s}");
+    assert!(!s.contains("MISMATCH"));
+}
+
+#[test]
+fn help_explains_the_commands() {
+    let out = mmafuzz(&["--help"], "");
+    let s = String::from_utf8(out.stdout).unwrap();
+    for cmd in ["emulate", "reference", "probes", "gemm", "bench", "models"] {
+        assert!(s.contains(cmd), "{s}");
+    }
+    let out = mmafuzz(&["emulate", "--help"], "");
+    assert!(String::from_utf8(out.stdout).unwrap().contains("row-major"));
+}
