@@ -264,35 +264,28 @@ impl Format {
     /// low 13 bits of a tf32 container, as the tensor cores ignore them.
     #[inline]
     pub fn decode(self, bits: u64) -> Decoded {
+        // One look at the spec; every field below derives from it (this runs per operand).
         let s = self.spec();
-        let bits = bits & self.mask();
-        let neg = bits & self.sign_bit() != 0;
-        let fb = self.frac_bits();
-        let frac = (bits >> self.frac_shift()) & ((1u64 << fb) - 1);
-        let biased = ((bits >> (self.frac_shift() + fb)) & ((1u64 << s.exponent_bits) - 1)) as i32;
+        let fb = s.precision - 1;
+        let shift = s.ignored_low_bits;
+        let bits = if s.storage_bits == 64 { bits } else { bits & ((1u64 << s.storage_bits) - 1) };
+        let neg = bits >> (s.storage_bits - 1) & 1 == 1;
+        let frac_mask = (1u64 << fb) - 1;
+        let frac = (bits >> shift) & frac_mask;
         let top = (1i32 << s.exponent_bits) - 1;
-        if s.has_inf && biased == top {
-            return if frac == 0 {
-                Decoded { class: Class::Inf, neg, sig: 0, exp: 0 }
-            } else {
-                Decoded { class: Class::Nan, neg, sig: frac, exp: 0 }
-            };
-        }
-        if !s.has_inf && biased == top && frac == (1u64 << fb) - 1 {
-            return Decoded { class: Class::Nan, neg, sig: frac, exp: 0 };
+        let biased = ((bits >> (shift + fb)) as i32) & top;
+        if biased == top && (s.has_inf || frac == frac_mask) {
+            let class = if !s.has_inf || frac != 0 { Class::Nan } else { Class::Inf };
+            let sig = if class == Class::Nan { frac } else { 0 };
+            return Decoded { class, neg, sig, exp: 0 };
         }
         if biased == 0 {
             if frac == 0 {
                 return Decoded::zero(neg);
             }
-            return Decoded { class: Class::Finite, neg, sig: frac, exp: self.min_lsb_exp() };
+            return Decoded { class: Class::Finite, neg, sig: frac, exp: 1 - s.bias - fb as i32 };
         }
-        Decoded {
-            class: Class::Finite,
-            neg,
-            sig: frac | (1u64 << fb),
-            exp: biased - s.bias - fb as i32,
-        }
+        Decoded { class: Class::Finite, neg, sig: frac | (1u64 << fb), exp: biased - s.bias - fb as i32 }
     }
 
     /// Bits of a zero of the given sign.

@@ -8,7 +8,7 @@
 use super::{AlignExponent, AlignMode, Arithmetic, BlockOrder, CPlacement, Model, NanOutput, Normalise, Subnormals, ZeroSign};
 use crate::case::{FieldError, MmaCase};
 use crate::format::{Class, Format, Overflow, Rounding};
-use super::lanes::{block_kernel, AccFormat, Accs, BLanes, LaneOperand, Window, LANES};
+use super::lanes::{block_kernel, AccFormat, Accs, BLanes, BlockFn, LaneOperand, Window, FLOOR, LANES, STICKY, TRUNCATE};
 use rug::Integer;
 
 /// Why a case cannot be emulated.
@@ -40,9 +40,10 @@ struct Operand {
 }
 
 impl Operand {
+    #[inline]
     fn decode(fmt: Format, bits: u64, subnormals: Subnormals) -> Operand {
         let d = fmt.decode(bits);
-        let p = fmt.precision();
+        let p = fmt.spec().precision;
         if d.class == Class::Finite && subnormals == Subnormals::Flush && d.sig >> (p - 1) == 0 {
             return Operand { class: Class::Zero, neg: d.neg, sig: 0, lsb: 0, field: 0 };
         }
@@ -166,6 +167,7 @@ struct LanePrep {
     a_row_special: Vec<bool>,
     b_col_special: Vec<bool>,
     window: Window,
+    kernel: BlockFn,
 }
 
 impl<'a> TileRun<'a> {
@@ -222,7 +224,7 @@ impl<'a> TileRun<'a> {
         let prep = self.lanes.as_ref().expect("lanes prepared");
         let (n, k) = (self.case.n, self.case.k);
         let width = LANES.min(n - j0);
-        let kernel = block_kernel();
+        let kernel = prep.kernel;
         let w = prep.window;
         let mut accs = Accs::default();
         let mut live = [0u64; LANES];
@@ -531,7 +533,6 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
 fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     let (m, n, k) = (case.m, case.n, case.k);
     let in_sub = ar.inputs.subnormals;
-    let a: Vec<Operand> = case.a.iter().map(|&x| Operand::decode(case.a_fmt, x, in_sub)).collect();
     let special = |o: &Operand| matches!(o.class, Class::Nan | Class::Inf);
     let lane = |o: &Operand, p: u32| {
         if o.class == Class::Finite {
@@ -544,11 +545,14 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     let chunks = n.div_ceil(LANES);
     let mut b = vec![BLanes::default(); chunks * k];
     let mut b_col_special = vec![false; n];
-    for kk in 0..k {
-        for j in 0..n {
-            let o = Operand::decode(case.b_fmt, case.b_at(kk, j), in_sub);
-            b_col_special[j] |= special(&o);
-            b[(j / LANES) * k + kk].set(j % LANES, lane(&o, pb));
+    for (kk, row) in case.b.chunks(n).enumerate() {
+        for (chunk, cols) in row.chunks(LANES).enumerate() {
+            let dest = &mut b[chunk * k + kk];
+            for (l, &x) in cols.iter().enumerate() {
+                let o = Operand::decode(case.b_fmt, x, in_sub);
+                b_col_special[chunk * LANES + l] |= special(&o);
+                dest.set(l, lane(&o, pb));
+            }
         }
     }
     let carry_mask = match ar.align.carry_bits {
@@ -558,17 +562,35 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
         }
         None => u64::MAX,
     };
+    let mut a_lanes = Vec::with_capacity(m * k);
+    let mut a_row_special = vec![false; m];
+    for (row, special_row) in case.a.chunks(k).zip(a_row_special.iter_mut()) {
+        for &x in row {
+            let o = Operand::decode(case.a_fmt, x, in_sub);
+            *special_row |= special(&o);
+            a_lanes.push(lane(&o, pa));
+        }
+    }
+    let mode = match ar.align.mode {
+        AlignMode::Floor => FLOOR,
+        AlignMode::Sticky => STICKY,
+        _ => TRUNCATE,
+    };
+    let field_sum = ar.align.exponent == AlignExponent::FieldSum;
+    // Bits a product may need above its window's last place (one more with field-sum keys).
+    let drop_below = acc_fmt.precision() as i32 - 1 + ar.align.extra_bits + (mode == STICKY) as i32;
+    let product_shift = (drop_below + 1 - (pa + pb) as i32 + 2).max(0) as u32;
     LanePrep {
-        a: a.iter().map(|o| lane(o, pa)).collect(),
+        kernel: block_kernel(mode, field_sum),
+        a: a_lanes,
         b,
-        a_row_special: (0..m).map(|i| a[i * k..(i + 1) * k].iter().any(special)).collect(),
+        a_row_special,
         b_col_special,
         window: Window {
             p: acc_fmt.precision() as i64,
             extra_bits: ar.align.extra_bits as i64,
-            sticky: ar.align.mode == AlignMode::Sticky,
-            floor: ar.align.mode == AlignMode::Floor,
-            field_sum: ar.align.exponent == AlignExponent::FieldSum,
+            field_sum,
+            product_shift,
             carry_mask,
             prod_top: pa + pb - 2,
             acc: AccFormat::of(acc_fmt, ar.accumulator.subnormals == Subnormals::Flush),

@@ -60,9 +60,9 @@ pub(super) struct Window {
     /// Accumulator precision.
     pub p: i64,
     pub extra_bits: i64,
-    pub sticky: bool,
-    pub floor: bool,
     pub field_sum: bool,
+    /// Left shift that brings every product to or above its window's last place.
+    pub product_shift: u32,
     /// Mask applied to each block sum's magnitude (carry bits), or all ones.
     pub carry_mask: u64,
     /// `pa + pb - 2`: a product of normalised significands leads at bit `prod_top` or `prod_top + 1`.
@@ -124,6 +124,12 @@ struct Sums {
 
 const NO_KEY: i64 = i64::MIN / 4;
 
+/// How bits below a lane's window leave each term (the knob `align.mode`), as a constant so that
+/// each kernel is compiled for one mode.
+pub(super) const TRUNCATE: u8 = 0;
+pub(super) const FLOOR: u8 = 1;
+pub(super) const STICKY: u8 = 2;
+
 /// One fused block for eight lanes: the products `a[kk] · b[kk][lane]` for `kk` in the block,
 /// and each lane's running value, aligned to the lane's largest exponent, summed exactly and
 /// rounded into the accumulator, which becomes the new running value. `bits` receives each
@@ -131,8 +137,16 @@ const NO_KEY: i64 = i64::MIN / 4;
 /// overflow, a subnormal to flush) has `live` cleared. `zero` marks lanes whose sum was exactly
 /// zero: harmless mid-chain, but a final zero takes its sign from the general path's rules.
 #[inline(always)]
-fn block_generic(a: &[LaneOperand], b: &[BLanes], acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
-    let sums = sum_block(a, b, acc, w);
+fn block_generic<const MODE: u8, const FIELD_SUM: bool>(
+    a: &[LaneOperand],
+    b: &[BLanes],
+    acc: &mut Accs,
+    w: &Window,
+    live: &mut [u64; LANES],
+    zero: &mut [u64; LANES],
+    bits: &mut [u64; LANES],
+) {
+    let sums = sum_block::<MODE, FIELD_SUM>(a, b, acc, w);
     round_lanes(&sums, acc, w, live, zero, bits);
 }
 
@@ -185,9 +199,26 @@ fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], ze
     }
 }
 
+/// A term's magnitude on the window whose last place is `grid`, by the mode's rule, signed.
+/// `s` is how many low bits of `sig` fall below the window (any sign).
+#[inline(always)]
+fn aligned<const MODE: u8>(sig: u64, s: i64, neg: u64) -> i64 {
+    let rs = s.clamp(0, 63) as u64;
+    let kept = if s <= 0 { sig << ((-s).clamp(0, 63) as u64) } else if s >= 64 { 0 } else { sig >> rs };
+    let mag = if MODE == TRUNCATE {
+        kept
+    } else {
+        let low = if s >= 64 { u64::MAX } else { (1u64 << rs) - 1 };
+        let lost = ((sig & low) != 0) as u64;
+        if MODE == STICKY { kept | lost } else { kept + (neg & lost) }
+    };
+    let negmask = neg.wrapping_neg();
+    ((mag ^ negmask).wrapping_sub(negmask)) as i64
+}
+
 /// Align and add one block for eight lanes.
 #[inline(always)]
-fn sum_block(a: &[LaneOperand], b: &[BLanes], acc: &Accs, w: &Window) -> Sums {
+fn sum_block<const MODE: u8, const FIELD_SUM: bool>(a: &[LaneOperand], b: &[BLanes], acc: &Accs, w: &Window) -> Sums {
     let mut e_max = [NO_KEY; LANES];
     for l in 0..LANES {
         e_max[l] = if acc.sig[l] != 0 { acc.key[l] } else { NO_KEY };
@@ -196,7 +227,7 @@ fn sum_block(a: &[LaneOperand], b: &[BLanes], acc: &Accs, w: &Window) -> Sums {
     for (x, row) in a.iter().zip(b) {
         for l in 0..LANES {
             let sig = (x.sig & 0xffff_ffff) * (row.sig[l] & 0xffff_ffff);
-            let key = if w.field_sum {
+            let key = if FIELD_SUM {
                 x.field + row.field[l]
             } else {
                 x.lsb + row.lsb[l] + w.prod_top as i64 + (sig >> (w.prod_top + 1)) as i64
@@ -206,30 +237,20 @@ fn sum_block(a: &[LaneOperand], b: &[BLanes], acc: &Accs, w: &Window) -> Sums {
         }
     }
     let mut out = Sums::default();
-    let drop_below = w.p - 1 + w.extra_bits + w.sticky as i64;
+    let drop_below = w.p - 1 + w.extra_bits + (MODE == STICKY) as i64;
     for l in 0..LANES {
         out.grid[l] = e_max[l] - drop_below;
         out.any[l] = (e_max[l] != NO_KEY) as u64;
+        out.sum[l] = aligned::<MODE>(acc.sig[l], out.grid[l] - acc.lsb[l], acc.neg[l]);
     }
-    // Pass 2: align every term to its lane's window and add as integers.
-    let align = |sig: u64, lsb: i64, neg: u64, grid: i64| -> i64 {
-        let s = grid - lsb;
-        let left = sig << ((-s).clamp(0, 63) as u64);
-        let right = if s >= 64 { 0 } else { sig >> (s.clamp(0, 63) as u64) };
-        let kept = if s <= 0 { left } else { right };
-        let low = if s >= 64 { u64::MAX } else { (1u64 << (s.clamp(0, 63) as u64)) - 1 };
-        let lost = ((sig & low) != 0) as u64;
-        let mag = (kept | (w.sticky as u64 & lost)) + (w.floor as u64 & neg & lost);
-        let negmask = neg.wrapping_neg();
-        ((mag ^ negmask).wrapping_sub(negmask)) as i64
-    };
-    for l in 0..LANES {
-        out.sum[l] = align(acc.sig[l], acc.lsb[l], acc.neg[l], out.grid[l]);
-    }
+    // Pass 2: every product, pre-shifted left by `product_shift` so that it only ever moves
+    // right to reach its lane's window (one variable shift per term).
+    let pre = w.product_shift;
     for (x, row) in a.iter().zip(b) {
         for l in 0..LANES {
-            let sig = (x.sig & 0xffff_ffff) * (row.sig[l] & 0xffff_ffff);
-            out.sum[l] = out.sum[l].wrapping_add(align(sig, x.lsb + row.lsb[l], x.neg ^ row.neg[l], out.grid[l]));
+            let sig = ((x.sig & 0xffff_ffff) * (row.sig[l] & 0xffff_ffff)) << pre;
+            let s = out.grid[l] + pre as i64 - (x.lsb + row.lsb[l]);
+            out.sum[l] = out.sum[l].wrapping_add(aligned::<MODE>(sig, s, x.neg ^ row.neg[l]));
         }
     }
     for l in 0..LANES {
@@ -240,56 +261,95 @@ fn sum_block(a: &[LaneOperand], b: &[BLanes], acc: &Accs, w: &Window) -> Sums {
     out
 }
 
-type BlockFn = fn(&[LaneOperand], &[BLanes], &mut Accs, &Window, &mut [u64; LANES], &mut [u64; LANES], &mut [u64; LANES]);
+pub(super) type BlockFn = fn(&[LaneOperand], &[BLanes], &mut Accs, &Window, &mut [u64; LANES], &mut [u64; LANES], &mut [u64; LANES]);
+
+/// Instruction sets a kernel can be compiled for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Isa {
+    Avx512,
+    Avx2,
+    Baseline,
+}
+
+fn kernel_for<const MODE: u8, const FIELD_SUM: bool>(isa: Isa) -> BlockFn {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY (both arms): `isa` was detected on this CPU, see `detect_isa`.
+        Isa::Avx512 => |a, b, acc, w, live, zero, bits| unsafe { x86::block_avx512::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits) },
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => |a, b, acc, w, live, zero, bits| unsafe { x86::block_avx2::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits) },
+        _ => block_generic::<MODE, FIELD_SUM>,
+    }
+}
+
+/// The block kernel for this window rule on this CPU.
+pub(super) fn block_kernel(mode: u8, field_sum: bool) -> BlockFn {
+    static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+    let isa = *ISA.get_or_init(detect_isa);
+    match (mode, field_sum) {
+        (TRUNCATE, false) => kernel_for::<TRUNCATE, false>(isa),
+        (TRUNCATE, true) => kernel_for::<TRUNCATE, true>(isa),
+        (FLOOR, false) => kernel_for::<FLOOR, false>(isa),
+        (FLOOR, true) => kernel_for::<FLOOR, true>(isa),
+        (_, false) => kernel_for::<STICKY, false>(isa),
+        (_, true) => kernel_for::<STICKY, true>(isa),
+    }
+}
+
+fn detect_isa() -> Isa {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let has = |f: &str| match f {
+            "avx512" => {
+                std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512vl")
+                    && std::is_x86_feature_detected!("avx512dq")
+                    && std::is_x86_feature_detected!("avx512cd")
+                    && std::is_x86_feature_detected!("avx512bw")
+            }
+            _ => {
+                std::is_x86_feature_detected!("avx2")
+                    && std::is_x86_feature_detected!("bmi2")
+                    && std::is_x86_feature_detected!("lzcnt")
+            }
+        };
+        if has("avx512") && has("avx2") {
+            return Isa::Avx512;
+        }
+        if has("avx2") {
+            return Isa::Avx2;
+        }
+    }
+    Isa::Baseline
+}
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::*;
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512cd,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
-    unsafe fn block_avx512(a: &[LaneOperand], b: &[BLanes], acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
-        block_generic(a, b, acc, w, live, zero, bits)
+    pub(super) unsafe fn block_avx512<const MODE: u8, const FIELD_SUM: bool>(
+        a: &[LaneOperand],
+        b: &[BLanes],
+        acc: &mut Accs,
+        w: &Window,
+        live: &mut [u64; LANES],
+        zero: &mut [u64; LANES],
+        bits: &mut [u64; LANES],
+    ) {
+        block_generic::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits)
     }
 
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-    unsafe fn block_avx2(a: &[LaneOperand], b: &[BLanes], acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
-        block_generic(a, b, acc, w, live, zero, bits)
+    pub(super) unsafe fn block_avx2<const MODE: u8, const FIELD_SUM: bool>(
+        a: &[LaneOperand],
+        b: &[BLanes],
+        acc: &mut Accs,
+        w: &Window,
+        live: &mut [u64; LANES],
+        zero: &mut [u64; LANES],
+        bits: &mut [u64; LANES],
+    ) {
+        block_generic::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits)
     }
-
-    pub(super) fn pick() -> BlockFn {
-        if std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512vl")
-            && std::is_x86_feature_detected!("avx512dq")
-            && std::is_x86_feature_detected!("avx512cd")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("bmi2")
-            && std::is_x86_feature_detected!("lzcnt")
-        {
-            // SAFETY: the CPU has every feature the function is compiled for.
-            |a, b, acc, w, live, zero, bits| unsafe { block_avx512(a, b, acc, w, live, zero, bits) }
-        } else if std::is_x86_feature_detected!("avx2")
-            && std::is_x86_feature_detected!("bmi2")
-            && std::is_x86_feature_detected!("lzcnt")
-        {
-            // SAFETY: as above.
-            |a, b, acc, w, live, zero, bits| unsafe { block_avx2(a, b, acc, w, live, zero, bits) }
-        } else {
-            block_generic
-        }
-    }
-}
-
-/// The block kernel for this CPU, chosen once.
-pub(super) fn block_kernel() -> BlockFn {
-    static KERNEL: std::sync::OnceLock<BlockFn> = std::sync::OnceLock::new();
-    *KERNEL.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            x86::pick()
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            block_generic
-        }
-    })
 }
