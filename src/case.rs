@@ -82,7 +82,9 @@ impl MmaCase {
             if v.len() != len {
                 return Err(field_err(name, format!("has {} elements, shape needs {len}", v.len())));
             }
-            if let Some(i) = v.iter().position(|&x| x & !f.mask() != 0) {
+            // One OR over the slice first (fast); the offending index only when there is one.
+            if v.iter().fold(0, |acc, &x| acc | x) & !f.mask() != 0 {
+                let i = v.iter().position(|&x| x & !f.mask() != 0).expect("some element is too wide");
                 return Err(field_err(name, format!("element {i} does not fit in {f}")));
             }
         }

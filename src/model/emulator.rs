@@ -8,7 +8,7 @@
 use super::{AlignExponent, AlignMode, Arithmetic, BlockOrder, CPlacement, Model, NanOutput, Normalise, Subnormals, ZeroSign};
 use crate::case::{FieldError, MmaCase};
 use crate::format::{Class, Format, Overflow, Rounding};
-use super::lanes::{block_kernel, AccFormat, Accs, BLanes, BlockFn, LaneOperand, Window, FLOOR, LANES, STICKY, TRUNCATE};
+use super::lanes::{block_kernel, exact_f64, AccFormat, Accs, BLanes, FloatTile, Kernel, LaneOperand, Window, FLOOR, GENERAL, LANES, STICKY, TRUNCATE};
 use rug::Integer;
 
 /// Why a case cannot be emulated.
@@ -161,13 +161,18 @@ pub(crate) struct TileRun<'a> {
 
 /// A and B for the lane kernel: A row-major; B per chunk of eight columns, k rows of lanes.
 struct LanePrep {
-    a: Vec<LaneOperand>,
-    b: Vec<BLanes>,
+    operands: LaneOperands,
     /// Rows of A and columns of B that hold a NaN or infinity (left to the general path).
     a_row_special: Vec<bool>,
     b_col_special: Vec<bool>,
     window: Window,
-    kernel: BlockFn,
+}
+
+/// The operands in the form the chosen kernel reads.
+enum LaneOperands {
+    Int { a: Vec<LaneOperand>, b: Vec<BLanes>, kernel: super::lanes::IntBlockFn },
+    /// `c`: C's exact values, NaN/Inf as NaN (those lanes go to the general path).
+    Float { a: Vec<f64>, b: Vec<[f64; LANES]>, c: Vec<f64>, kernel: super::lanes::FloatTileFn },
 }
 
 impl<'a> TileRun<'a> {
@@ -193,6 +198,9 @@ impl<'a> TileRun<'a> {
     /// Every element of D, row-major: eight at a time through the lane kernel where it applies.
     pub(crate) fn tile(&mut self) -> Vec<u64> {
         let (m, n) = (self.case.m, self.case.n);
+        if let Some(d) = self.float_tile() {
+            return d;
+        }
         let mut d = vec![0u64; m * n];
         for i in 0..m {
             if self.lanes.is_some() {
@@ -210,8 +218,33 @@ impl<'a> TileRun<'a> {
         d
     }
 
+    /// The whole tile through the float kernel, when that is the kernel chosen; elements it
+    /// hands back go through the general path.
+    fn float_tile(&mut self) -> Option<Vec<u64>> {
+        let Some(LanePrep { operands: LaneOperands::Float { a, b, c, kernel }, window, .. }) = &self.lanes else {
+            return None;
+        };
+        let (m, n, k) = (self.case.m, self.case.n, self.case.k);
+        let block_width = if self.ar.blocks.width == 0 { k } else { self.ar.blocks.width };
+        let reverse = self.ar.blocks.order == BlockOrder::Reverse;
+        let mut d = vec![0u64; m * n];
+        kernel(&FloatTile { a, b, c, m, n, k, block_width, reverse, w: window }, &mut d);
+        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep;
+        for idx in 0..m * n {
+            if d[idx] == GENERAL {
+                d[idx] = self.element(idx / n, idx % n);
+            } else if !direct {
+                d[idx] = self.output(Operand::decode(self.acc_fmt, d[idx], Subnormals::Keep));
+            }
+        }
+        Some(d)
+    }
+
     /// One element through the lane kernel where it applies.
     pub(crate) fn one(&mut self, i: usize, j: usize) -> u64 {
+        if let Some(d) = self.float_tile() {
+            return d[i * self.case.n + j];
+        }
         if self.lanes.is_some() {
             let j0 = j - j % LANES;
             return self.lane_chunk(i, j0)[j - j0];
@@ -224,16 +257,16 @@ impl<'a> TileRun<'a> {
         let prep = self.lanes.as_ref().expect("lanes prepared");
         let (n, k) = (self.case.n, self.case.k);
         let width = LANES.min(n - j0);
-        let kernel = prep.kernel;
         let w = prep.window;
         let mut accs = Accs::default();
         let mut live = [0u64; LANES];
         let mut zero = [0u64; LANES];
         let mut bits = [0u64; LANES];
-        for l in 0..width {
-            let c = Operand::decode(self.case.c_fmt, self.case.c_at(i, j0 + l), self.ar.inputs.c_subnormals);
-            let usable = !prep.a_row_special[i] && !prep.b_col_special[j0 + l] && matches!(c.class, Class::Finite | Class::Zero);
-            live[l] = usable as u64;
+        let c_row = &self.case.c[i * n + j0..i * n + j0 + width];
+        let row_ok = !prep.a_row_special[i];
+        for (l, &bits) in c_row.iter().enumerate() {
+            let c = Operand::decode(self.case.c_fmt, bits, self.ar.inputs.c_subnormals);
+            live[l] = (row_ok && !prep.b_col_special[j0 + l] && matches!(c.class, Class::Finite | Class::Zero)) as u64;
             set_lane(&mut accs, l, c, w.field_sum);
         }
         let chunk = j0 / LANES;
@@ -241,18 +274,20 @@ impl<'a> TileRun<'a> {
             if live.iter().all(|&x| x == 0) {
                 break;
             }
-            let (a, b) = (&prep.a[i * k + range.start..i * k + range.end], &prep.b[chunk * k + range.start..chunk * k + range.end]);
-            kernel(a, b, &mut accs, &w, &mut live, &mut zero, &mut bits);
+            let (ra, rb) = (i * k + range.start..i * k + range.end, chunk * k + range.start..chunk * k + range.end);
+            match &prep.operands {
+                LaneOperands::Int { a, b, kernel } => kernel(&a[ra], &b[rb], &mut accs, &w, &mut live, &mut zero, &mut bits),
+                LaneOperands::Float { .. } => unreachable!("float tiles run whole, in float_tile"),
+            }
         }
-        let mut out = [0u64; LANES];
+        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep;
+        let mut out = bits;
         for l in 0..width {
-            out[l] = if live[l] == 0 || zero[l] != 0 {
-                self.element(i, j0 + l)
-            } else if self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep {
-                bits[l]
-            } else {
-                self.output(Operand::decode(self.acc_fmt, bits[l], Subnormals::Keep))
-            };
+            if live[l] == 0 || zero[l] != 0 {
+                out[l] = self.element(i, j0 + l);
+            } else if !direct {
+                out[l] = self.output(Operand::decode(self.acc_fmt, bits[l], Subnormals::Keep));
+            }
         }
         out
     }
@@ -533,44 +568,8 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
 fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     let (m, n, k) = (case.m, case.n, case.k);
     let in_sub = ar.inputs.subnormals;
-    let special = |o: &Operand| matches!(o.class, Class::Nan | Class::Inf);
-    let lane = |o: &Operand, p: u32| {
-        if o.class == Class::Finite {
-            LaneOperand::new(o.neg, o.sig, o.lsb, o.field, p)
-        } else {
-            LaneOperand::default()
-        }
-    };
     let (pa, pb) = (case.a_fmt.precision(), case.b_fmt.precision());
     let chunks = n.div_ceil(LANES);
-    let mut b = vec![BLanes::default(); chunks * k];
-    let mut b_col_special = vec![false; n];
-    for (kk, row) in case.b.chunks(n).enumerate() {
-        for (chunk, cols) in row.chunks(LANES).enumerate() {
-            let dest = &mut b[chunk * k + kk];
-            for (l, &x) in cols.iter().enumerate() {
-                let o = Operand::decode(case.b_fmt, x, in_sub);
-                b_col_special[chunk * LANES + l] |= special(&o);
-                dest.set(l, lane(&o, pb));
-            }
-        }
-    }
-    let carry_mask = match ar.align.carry_bits {
-        Some(c) => {
-            let w = (acc_fmt.precision() as i32 + ar.align.extra_bits + (ar.align.mode == AlignMode::Sticky) as i32 + c as i32).clamp(1, 63);
-            (1u64 << w) - 1
-        }
-        None => u64::MAX,
-    };
-    let mut a_lanes = Vec::with_capacity(m * k);
-    let mut a_row_special = vec![false; m];
-    for (row, special_row) in case.a.chunks(k).zip(a_row_special.iter_mut()) {
-        for &x in row {
-            let o = Operand::decode(case.a_fmt, x, in_sub);
-            *special_row |= special(&o);
-            a_lanes.push(lane(&o, pa));
-        }
-    }
     let mode = match ar.align.mode {
         AlignMode::Floor => FLOOR,
         AlignMode::Sticky => STICKY,
@@ -580,10 +579,65 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     // Bits a product may need above its window's last place (one more with field-sum keys).
     let drop_below = acc_fmt.precision() as i32 - 1 + ar.align.extra_bits + (mode == STICKY) as i32;
     let product_shift = (drop_below + 1 - (pa + pb) as i32 + 2).max(0) as u32;
+    let mut a_row_special = vec![false; m];
+    let mut b_col_special = vec![false; n];
+    // f64 form: |terms| < 2^(drop_below + 2), at most 2^7 of them, exact below 2^53.
+    let operands = match block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52) {
+        Kernel::Float(kernel) => {
+            // Exact values; NaN and infinities stay, and send their lanes to the general path.
+            let mut a = vec![0f64; m * k];
+            case.a_fmt.to_f64_slice(&case.a, &mut a);
+            let mut b = vec![[0f64; LANES]; chunks * k];
+            for (kk, row) in case.b.chunks(n).enumerate() {
+                for (chunk, cols) in row.chunks(LANES).enumerate() {
+                    case.b_fmt.to_f64_slice(cols, &mut b[chunk * k + kk][..cols.len()]);
+                }
+            }
+            let mut c = vec![0f64; m * n];
+            case.c_fmt.to_f64_slice(&case.c, &mut c);
+            if in_sub == Subnormals::Flush {
+                flush_subnormals(case.a_fmt, &mut a);
+                b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes));
+            }
+            if ar.inputs.c_subnormals == Subnormals::Flush {
+                flush_subnormals(case.c_fmt, &mut c);
+            }
+            LaneOperands::Float { a, b, c, kernel }
+        }
+        Kernel::Int(kernel) => {
+            let special = |o: &Operand| matches!(o.class, Class::Nan | Class::Inf);
+            let lane = |o: &Operand, p: u32| {
+                if o.class == Class::Finite {
+                    LaneOperand::new(o.neg, o.sig, o.lsb, o.field, p)
+                } else {
+                    LaneOperand::default()
+                }
+            };
+            let mut a = Vec::with_capacity(m * k);
+            for (row, special_row) in case.a.chunks(k).zip(a_row_special.iter_mut()) {
+                for &x in row {
+                    let o = Operand::decode(case.a_fmt, x, in_sub);
+                    *special_row |= special(&o);
+                    a.push(lane(&o, pa));
+                }
+            }
+            let mut b = vec![BLanes::default(); chunks * k];
+            for (kk, row) in case.b.chunks(n).enumerate() {
+                for (j, &x) in row.iter().enumerate() {
+                    let o = Operand::decode(case.b_fmt, x, in_sub);
+                    b_col_special[j] |= special(&o);
+                    b[(j / LANES) * k + kk].set(j % LANES, lane(&o, pb));
+                }
+            }
+            LaneOperands::Int { a, b, kernel }
+        }
+    };
+    let carry_mask = match ar.align.carry_bits {
+        Some(c) => (1u64 << (drop_below + 1 + c as i32).clamp(1, 63)) - 1,
+        None => u64::MAX,
+    };
     LanePrep {
-        kernel: block_kernel(mode, field_sum),
-        a: a_lanes,
-        b,
+        operands,
         a_row_special,
         b_col_special,
         window: Window {
@@ -600,16 +654,28 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     }
 }
 
+/// Replace subnormal values by zeros of the same sign.
+fn flush_subnormals(f: Format, vals: &mut [f64]) {
+    let min_normal = crate::format::pow2(f.emin());
+    for v in vals.iter_mut() {
+        if v.abs() < min_normal {
+            *v *= 0.0;
+        }
+    }
+}
+
 /// Load a running value into lane `l`.
 fn set_lane(accs: &mut Accs, l: usize, op: Operand, field_sum: bool) {
     if op.class != Class::Finite {
         accs.sig[l] = 0;
         accs.neg[l] = op.neg as u64;
+        accs.val[l] = 0.0;
         return;
     }
     accs.sig[l] = op.sig;
     accs.lsb[l] = op.lsb as i64;
     accs.neg[l] = op.neg as u64;
+    accs.val[l] = exact_f64(op.neg, op.sig, op.lsb as i64);
     accs.key[l] = if field_sum { op.field as i64 } else { (op.lsb + 63 - op.sig.leading_zeros() as i32) as i64 };
 }
 

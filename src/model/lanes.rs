@@ -25,6 +25,13 @@ pub(super) struct LaneOperand {
     pub neg: u64,
 }
 
+/// `±sig · 2^lsb` as an f64, exact for the significands and exponents of narrow formats.
+#[inline(always)]
+pub(super) fn exact_f64(neg: bool, sig: u64, lsb: i64) -> f64 {
+    let v = (sig as i64) as f64 * f64::from_bits(((lsb + 1023).clamp(1, 2046) as u64) << 52);
+    if neg { -v } else { v }
+}
+
 impl LaneOperand {
     /// From a finite or zero value `(-1)^neg · sig · 2^lsb` of a format with precision `p`.
     pub fn new(neg: bool, sig: u64, lsb: i32, field: i32, p: u32) -> Self {
@@ -32,7 +39,8 @@ impl LaneOperand {
             return LaneOperand { neg: neg as u64, ..Default::default() };
         }
         let shift = (p - 1) as i32 - (63 - sig.leading_zeros() as i32);
-        LaneOperand { sig: sig << shift, lsb: (lsb - shift) as i64, field: field as i64, neg: neg as u64 }
+        let (sig, lsb) = (sig << shift, (lsb - shift) as i64);
+        LaneOperand { sig, lsb, field: field as i64, neg: neg as u64 }
     }
 }
 
@@ -111,6 +119,8 @@ pub(super) struct Accs {
     pub lsb: [i64; LANES],
     pub key: [i64; LANES],
     pub neg: [u64; LANES],
+    /// The same value as an exact f64 (float kernel).
+    pub val: [f64; LANES],
 }
 
 /// Block sums per lane: `sum · 2^grid`.
@@ -120,6 +130,8 @@ struct Sums {
     grid: [i64; LANES],
     /// Whether the lane had any nonzero term.
     any: [u64; LANES],
+    /// Whether every term was finite (the float kernel sees NaN and infinities as values).
+    finite: [u64; LANES],
 }
 
 const NO_KEY: i64 = i64::MIN / 4;
@@ -137,7 +149,7 @@ pub(super) const STICKY: u8 = 2;
 /// overflow, a subnormal to flush) has `live` cleared. `zero` marks lanes whose sum was exactly
 /// zero: harmless mid-chain, but a final zero takes its sign from the general path's rules.
 #[inline(always)]
-fn block_generic<const MODE: u8, const FIELD_SUM: bool>(
+fn block_int<const MODE: u8, const FIELD_SUM: bool>(
     a: &[LaneOperand],
     b: &[BLanes],
     acc: &mut Accs,
@@ -148,6 +160,90 @@ fn block_generic<const MODE: u8, const FIELD_SUM: bool>(
 ) {
     let sums = sum_block::<MODE, FIELD_SUM>(a, b, acc, w);
     round_lanes(&sums, acc, w, live, zero, bits);
+}
+
+/// The same block through [`sum_block_float`]: A and B as exact f64 values.
+#[inline(always)]
+fn block_float<const MODE: u8>(
+    a: &[f64],
+    b: &[[f64; LANES]],
+    acc: &mut Accs,
+    w: &Window,
+    live: &mut [u64; LANES],
+    zero: &mut [u64; LANES],
+    bits: &mut [u64; LANES],
+) {
+    let sums = sum_block_float::<MODE>(a, b, acc, w);
+    round_lanes(&sums, acc, w, live, zero, bits);
+}
+
+/// The same block sum computed in f64, for truncating or flooring windows aligned by leading
+/// bits: every product of narrow significands is exact in f64, scaling by `2^-grid` is exact,
+/// `trunc`/`floor` drop exactly the bits below the window, and the sum of at most 2^8 terms of
+/// at most 2^44 stays an exact integer. Fewer operations per term than the integer form.
+#[inline(always)]
+fn sum_block_float<const MODE: u8>(a: &[f64], b: &[[f64; LANES]], acc: &Accs, w: &Window) -> Sums {
+    let cut = |x: f64| if MODE == FLOOR { x.floor() } else { x.trunc() };
+    let max = |x: f64, y: f64| if x > y { x } else { y };
+    // Keeps a NaN once it has come: `m` stays NaN, so the lane can be sent away below.
+    let max_nan = |m: f64, t: f64| if t > m || t != t { t } else { m };
+    // Pass 1: the largest magnitude of each lane; its exponent is the largest leading bit.
+    // Two interleaved chains (even and odd k) halve the dependency on max's latency.
+    let (mut m0, mut m1) = ([0f64; LANES], [0f64; LANES]);
+    for l in 0..LANES {
+        m0[l] = acc.val[l].abs();
+    }
+    let pairs = a.len() / 2;
+    for t in 0..pairs {
+        let (x0, x1, r0, r1) = (a[2 * t], a[2 * t + 1], &b[2 * t], &b[2 * t + 1]);
+        for l in 0..LANES {
+            m0[l] = max_nan(m0[l], (x0 * r0[l]).abs());
+            m1[l] = max_nan(m1[l], (x1 * r1[l]).abs());
+        }
+    }
+    if a.len() % 2 == 1 {
+        let (x, r) = (a[a.len() - 1], &b[a.len() - 1]);
+        for l in 0..LANES {
+            m0[l] = max_nan(m0[l], (x * r[l]).abs());
+        }
+    }
+    let drop_below = w.p - 1 + w.extra_bits;
+    let mut out = Sums::default();
+    let mut scale = [0f64; LANES];
+    let (mut s0, mut s1) = ([0f64; LANES], [0f64; LANES]);
+    let mut finite = [0u64; LANES];
+    for l in 0..LANES {
+        // NaN does not win a comparison, so look at both chains and the running value.
+        let top = max(m0[l], m1[l]);
+        finite[l] = (top.is_finite() && m0[l] == m0[l] && m1[l] == m1[l]) as u64;
+        let e = (top.to_bits() >> 52) as i64 - 1023;
+        out.any[l] = (top != 0.0) as u64;
+        out.grid[l] = e - drop_below;
+        scale[l] = f64::from_bits(((1023 - out.grid[l]).clamp(1, 2046) as u64) << 52);
+        s0[l] = cut(acc.val[l] * scale[l]);
+    }
+    // Pass 2: scale every product onto its lane's window, drop the bits below, add (exact
+    // integers, so the two chains may be added in any order).
+    for t in 0..pairs {
+        let (x0, x1, r0, r1) = (a[2 * t], a[2 * t + 1], &b[2 * t], &b[2 * t + 1]);
+        for l in 0..LANES {
+            s0[l] += cut(x0 * r0[l] * scale[l]);
+            s1[l] += cut(x1 * r1[l] * scale[l]);
+        }
+    }
+    if a.len() % 2 == 1 {
+        let (x, r) = (a[a.len() - 1], &b[a.len() - 1]);
+        for l in 0..LANES {
+            s0[l] += cut(x * r[l] * scale[l]);
+        }
+    }
+    for l in 0..LANES {
+        let v = (s0[l] + s1[l]) as i64;
+        let mag = v.unsigned_abs() & w.carry_mask;
+        out.sum[l] = if v < 0 { -(mag as i64) } else { mag as i64 };
+        out.finite[l] = finite[l];
+    }
+    out
 }
 
 /// Round each lane's block sum into the accumulator format (IEEE rounding, subnormals kept).
@@ -183,7 +279,7 @@ fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], ze
         let top = q + 63 - kept.leading_zeros() as i64;
         let subnormal = kept >> (f.p - 1) == 0;
         let overflow = top > f.emax || (top == f.emax && kept > f.max_sig_at_emax);
-        let keep_lane = !overflow && !(f.flush_subnormals && subnormal && mag != 0);
+        let keep_lane = !overflow && !(f.flush_subnormals && subnormal && mag != 0) && s.finite[l] != 0;
         live[l] &= keep_lane as u64;
         // A zero sum of nonzero terms has a fixed sign; a block of zeros only needs their signs
         // if it is the last one (the general path has them).
@@ -195,6 +291,9 @@ fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], ze
         acc.sig[l] = kept;
         acc.lsb[l] = q;
         acc.neg[l] = neg;
+        // ±kept·2^q as an exact f64, branch-free (q stays inside f64's normal range here).
+        let mag = (kept as i64) as f64 * f64::from_bits(((q + 1023).clamp(1, 2046) as u64) << 52);
+        acc.val[l] = f64::from_bits(mag.to_bits() | (neg << 63));
         acc.key[l] = if w.field_sum { if subnormal { f.emin } else { q + f.p - 1 } } else { top };
     }
 }
@@ -241,6 +340,7 @@ fn sum_block<const MODE: u8, const FIELD_SUM: bool>(a: &[LaneOperand], b: &[BLan
     for l in 0..LANES {
         out.grid[l] = e_max[l] - drop_below;
         out.any[l] = (e_max[l] != NO_KEY) as u64;
+        out.finite[l] = 1;
         out.sum[l] = aligned::<MODE>(acc.sig[l], out.grid[l] - acc.lsb[l], acc.neg[l]);
     }
     // Pass 2: every product, pre-shifted left by `product_shift` so that it only ever moves
@@ -261,7 +361,62 @@ fn sum_block<const MODE: u8, const FIELD_SUM: bool>(a: &[LaneOperand], b: &[BLan
     out
 }
 
-pub(super) type BlockFn = fn(&[LaneOperand], &[BLanes], &mut Accs, &Window, &mut [u64; LANES], &mut [u64; LANES], &mut [u64; LANES]);
+pub(super) type IntBlockFn = fn(&[LaneOperand], &[BLanes], &mut Accs, &Window, &mut [u64; LANES], &mut [u64; LANES], &mut [u64; LANES]);
+/// A whole tile in the float kernel's form: A row-major, B in chunks of eight columns, C, each
+/// an exact f64 (NaN and infinities stay as they are: a lane that meets one leaves the kernel).
+pub(super) struct FloatTile<'a> {
+    pub a: &'a [f64],
+    pub b: &'a [[f64; LANES]],
+    pub c: &'a [f64],
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// Products per block (k for one block) and whether the chain starts from the end of K.
+    pub block_width: usize,
+    pub reverse: bool,
+    pub w: &'a Window,
+}
+
+/// Marks, in a tile's output, an element the general path must settle (no accumulator format
+/// the float kernel serves uses bit 63).
+pub(super) const GENERAL: u64 = u64::MAX;
+
+/// Runs a whole tile, writing each element's accumulator bit pattern or [`GENERAL`].
+pub(super) type FloatTileFn = fn(&FloatTile, &mut [u64]);
+
+/// The tile driver around [`block_float`], compiled together with it so that the glue is
+/// vectorised and inlined too.
+#[inline(always)]
+fn float_tile<const MODE: u8>(t: &FloatTile, out: &mut [u64]) {
+    let (n, k, w) = (t.n, t.k, *t.w);
+    let (a_all, b_all, c_all) = (t.a, t.b, t.c);
+    let nblocks = k.div_ceil(t.block_width);
+    for i in 0..t.m {
+        for j0 in (0..n).step_by(LANES) {
+            let width = LANES.min(n - j0);
+            let chunk = j0 / LANES;
+            let mut accs = Accs::default();
+            let (mut live, mut zero, mut bits) = ([1u64; LANES], [0u64; LANES], [0u64; LANES]);
+            accs.val[..width].copy_from_slice(&c_all[i * n + j0..i * n + j0 + width]);
+            for blk in 0..nblocks {
+                let blk = if t.reverse { nblocks - 1 - blk } else { blk };
+                let (k0, k1) = (blk * t.block_width, ((blk + 1) * t.block_width).min(k));
+                let (a, b) = (&a_all[i * k + k0..i * k + k1], &b_all[chunk * k + k0..chunk * k + k1]);
+                block_float::<MODE>(a, b, &mut accs, &w, &mut live, &mut zero, &mut bits);
+            }
+            for l in 0..width {
+                out[i * n + j0 + l] = if live[l] == 0 || zero[l] != 0 { GENERAL } else { bits[l] };
+            }
+        }
+    }
+}
+
+/// A block kernel compiled for one window rule and the best instruction set of this CPU.
+#[derive(Clone, Copy)]
+pub(super) enum Kernel {
+    Int(IntBlockFn),
+    Float(FloatTileFn),
+}
 
 /// Instruction sets a kernel can be compiled for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -271,28 +426,42 @@ enum Isa {
     Baseline,
 }
 
-fn kernel_for<const MODE: u8, const FIELD_SUM: bool>(isa: Isa) -> BlockFn {
-    match isa {
+fn int_kernel<const MODE: u8, const FIELD_SUM: bool>(isa: Isa) -> Kernel {
+    Kernel::Int(match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY (both arms): `isa` was detected on this CPU, see `detect_isa`.
-        Isa::Avx512 => |a, b, acc, w, live, zero, bits| unsafe { x86::block_avx512::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits) },
+        Isa::Avx512 => |a, b, acc, w, live, zero, bits| unsafe { x86::int_avx512::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits) },
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => |a, b, acc, w, live, zero, bits| unsafe { x86::block_avx2::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits) },
-        _ => block_generic::<MODE, FIELD_SUM>,
-    }
+        Isa::Avx2 => |a, b, acc, w, live, zero, bits| unsafe { x86::int_avx2::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits) },
+        _ => block_int::<MODE, FIELD_SUM>,
+    })
 }
 
-/// The block kernel for this window rule on this CPU.
-pub(super) fn block_kernel(mode: u8, field_sum: bool) -> BlockFn {
+fn float_kernel<const MODE: u8>(isa: Isa) -> Kernel {
+    Kernel::Float(match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY (both arms): as above.
+        Isa::Avx512 => |t, out| unsafe { x86::float_avx512::<MODE>(t, out) },
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => |t, out| unsafe { x86::float_avx2::<MODE>(t, out) },
+        _ => float_tile::<MODE>,
+    })
+}
+
+/// The block kernel for this window rule on this CPU. `float_ok`: the window is narrow enough
+/// for the f64 form (see [`sum_block_float`]).
+pub(super) fn block_kernel(mode: u8, field_sum: bool, float_ok: bool) -> Kernel {
     static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
     let isa = *ISA.get_or_init(detect_isa);
-    match (mode, field_sum) {
-        (TRUNCATE, false) => kernel_for::<TRUNCATE, false>(isa),
-        (TRUNCATE, true) => kernel_for::<TRUNCATE, true>(isa),
-        (FLOOR, false) => kernel_for::<FLOOR, false>(isa),
-        (FLOOR, true) => kernel_for::<FLOOR, true>(isa),
-        (_, false) => kernel_for::<STICKY, false>(isa),
-        (_, true) => kernel_for::<STICKY, true>(isa),
+    match (mode, field_sum, float_ok) {
+        (TRUNCATE, false, true) => float_kernel::<TRUNCATE>(isa),
+        (FLOOR, false, true) => float_kernel::<FLOOR>(isa),
+        (TRUNCATE, false, false) => int_kernel::<TRUNCATE, false>(isa),
+        (TRUNCATE, true, _) => int_kernel::<TRUNCATE, true>(isa),
+        (FLOOR, false, false) => int_kernel::<FLOOR, false>(isa),
+        (FLOOR, true, _) => int_kernel::<FLOOR, true>(isa),
+        (_, false, _) => int_kernel::<STICKY, false>(isa),
+        (_, true, _) => int_kernel::<STICKY, true>(isa),
     }
 }
 
@@ -327,29 +496,25 @@ fn detect_isa() -> Isa {
 mod x86 {
     use super::*;
 
+    type Out<'a> = &'a mut [u64; LANES];
+
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512cd,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
-    pub(super) unsafe fn block_avx512<const MODE: u8, const FIELD_SUM: bool>(
-        a: &[LaneOperand],
-        b: &[BLanes],
-        acc: &mut Accs,
-        w: &Window,
-        live: &mut [u64; LANES],
-        zero: &mut [u64; LANES],
-        bits: &mut [u64; LANES],
-    ) {
-        block_generic::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits)
+    pub(super) unsafe fn int_avx512<const MODE: u8, const FIELD_SUM: bool>(a: &[LaneOperand], b: &[BLanes], acc: &mut Accs, w: &Window, live: Out, zero: Out, bits: Out) {
+        block_int::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits)
     }
 
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-    pub(super) unsafe fn block_avx2<const MODE: u8, const FIELD_SUM: bool>(
-        a: &[LaneOperand],
-        b: &[BLanes],
-        acc: &mut Accs,
-        w: &Window,
-        live: &mut [u64; LANES],
-        zero: &mut [u64; LANES],
-        bits: &mut [u64; LANES],
-    ) {
-        block_generic::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits)
+    pub(super) unsafe fn int_avx2<const MODE: u8, const FIELD_SUM: bool>(a: &[LaneOperand], b: &[BLanes], acc: &mut Accs, w: &Window, live: Out, zero: Out, bits: Out) {
+        block_int::<MODE, FIELD_SUM>(a, b, acc, w, live, zero, bits)
+    }
+
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512cd,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
+    pub(super) unsafe fn float_avx512<const MODE: u8>(t: &FloatTile, out: &mut [u64]) {
+        float_tile::<MODE>(t, out)
+    }
+
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    pub(super) unsafe fn float_avx2<const MODE: u8>(t: &FloatTile, out: &mut [u64]) {
+        float_tile::<MODE>(t, out)
     }
 }
