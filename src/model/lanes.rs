@@ -247,54 +247,56 @@ fn sum_block_float<const MODE: u8>(a: &[f64], b: &[[f64; LANES]], acc: &Accs, w:
 }
 
 /// Round each lane's block sum into the accumulator format (IEEE rounding, subnormals kept).
+/// Written as selects over all lanes (no branch per lane) so that it vectorises.
 #[inline(always)]
 fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
     let f = &w.acc;
+    let is = |r: Rounding| (w.rounding == r) as u64;
+    let (rne, rna, ru, rd, ra) = (is(Rounding::Rne), is(Rounding::Rna), is(Rounding::Ru), is(Rounding::Rd), is(Rounding::Ra));
     for l in 0..LANES {
         let neg = (s.sum[l] < 0) as u64;
+        // |sum| < 2^62: the window check keeps every sum well inside i64.
         let mag = s.sum[l].unsigned_abs();
         let len = 64 - mag.leading_zeros() as i64;
-        let lead = s.grid[l] + len - 1;
-        let q = (lead - f.p + 1).max(f.min_lsb);
+        let q = (s.grid[l] + len - f.p).max(f.min_lsb);
         let shift = q - s.grid[l];
         let rs = shift.clamp(0, 63) as u64;
-        let kept = if shift <= 0 { mag << ((-shift).clamp(0, 63) as u64) } else if shift >= 64 { 0 } else { mag >> rs };
-        let rem = if shift <= 0 { 0 } else if shift >= 64 { mag } else { mag & ((1u64 << rs) - 1) };
-        // Half a unit of the kept last place; beyond 64 bits it exceeds any magnitude here.
-        let half = if shift <= 0 || shift > 64 { u64::MAX } else { 1u64 << (rs.max(1) - 1) };
-        let half = if shift == 64 { 1u64 << 63 } else { half };
+        let kept = if shift < 0 { mag << ((-shift).clamp(0, 63) as u64) } else { mag >> rs };
+        // The discarded part against half a unit of the kept last place (none when shift <= 0).
+        let rem = mag & ((1u64 << rs) - 1);
+        let half = (1u64 << rs) >> 1;
+        let rounds = (shift > 0) as u64;
         let inexact = (rem != 0) as u64;
-        let up = match w.rounding {
-            Rounding::Rz => 0,
-            Rounding::Ru => inexact & (neg ^ 1),
-            Rounding::Rd => inexact & neg,
-            Rounding::Ra => inexact,
-            Rounding::Rne => ((rem > half) | ((rem == half) & (kept & 1 == 1) & (shift > 0))) as u64,
-            Rounding::Rna => ((rem >= half) & (shift > 0)) as u64,
-        };
+        let (gt, eq) = ((rem > half) as u64, (rem == half) as u64);
+        let up = rounds
+            & ((rne & (gt | (eq & kept & 1)))
+                | (rna & (gt | eq))
+                | (ru & inexact & (neg ^ 1))
+                | (rd & inexact & neg)
+                | (ra & inexact));
         let kept = kept + up;
-        let carry = (kept >> f.p) as i64;
+        let carry = kept >> f.p;
         let kept = kept >> carry;
-        let q = q + carry;
+        let q = q + carry as i64;
         let top = q + 63 - kept.leading_zeros() as i64;
-        let subnormal = kept >> (f.p - 1) == 0;
-        let overflow = top > f.emax || (top == f.emax && kept > f.max_sig_at_emax);
-        let keep_lane = !overflow && !(f.flush_subnormals && subnormal && mag != 0) && s.finite[l] != 0;
-        live[l] &= keep_lane as u64;
+        let subnormal = (kept >> (f.p - 1) == 0) as u64;
+        let overflow = (top > f.emax || (top == f.emax && kept > f.max_sig_at_emax)) as u64;
+        let nonzero = (mag != 0) as u64;
+        live[l] &= (overflow ^ 1) & ((f.flush_subnormals as u64 & subnormal & nonzero) ^ 1) & s.finite[l];
         // A zero sum of nonzero terms has a fixed sign; a block of zeros only needs their signs
         // if it is the last one (the general path has them).
-        zero[l] = ((mag == 0) & (s.any[l] == 0)) as u64;
-        let neg = if mag == 0 { w.cancel_to_minus_zero as u64 } else { neg };
-        let biased = if subnormal { 0 } else { (q + f.p - 1 + f.bias) as u64 };
+        zero[l] = (nonzero ^ 1) & (s.any[l] ^ 1);
+        let neg = if nonzero == 1 { neg } else { w.cancel_to_minus_zero as u64 };
+        let biased = if subnormal == 1 { 0 } else { (q + f.p - 1 + f.bias) as u64 };
         let frac = kept & ((1u64 << (f.p - 1)) - 1);
         bits[l] = (neg * f.sign_bit) | (biased << (f.p - 1)) | frac;
         acc.sig[l] = kept;
         acc.lsb[l] = q;
         acc.neg[l] = neg;
-        // ±kept·2^q as an exact f64, branch-free (q stays inside f64's normal range here).
-        let mag = (kept as i64) as f64 * f64::from_bits(((q + 1023).clamp(1, 2046) as u64) << 52);
-        acc.val[l] = f64::from_bits(mag.to_bits() | (neg << 63));
-        acc.key[l] = if w.field_sum { if subnormal { f.emin } else { q + f.p - 1 } } else { top };
+        acc.key[l] = if w.field_sum { if subnormal == 1 { f.emin } else { q + f.p - 1 } } else { top };
+        // ±kept·2^q as an exact f64 (q stays inside f64's normal range here).
+        let v = (kept as i64) as f64 * f64::from_bits(((q + 1023).clamp(1, 2046) as u64) << 52);
+        acc.val[l] = f64::from_bits(v.to_bits() | (neg << 63));
     }
 }
 
