@@ -25,11 +25,14 @@
 pub mod bench;
 pub mod case;
 pub mod exact;
+pub mod exec;
 pub mod format;
 pub mod gemm;
 pub mod gen;
 pub mod model;
 pub mod probes;
+pub mod replay;
+pub mod store;
 
 pub use case::MmaCase;
 pub use format::{Format, Rounding};

@@ -119,3 +119,21 @@ fn help_explains_the_commands() {
     let out = mmafuzz(&["emulate", "--help"], "");
     assert!(String::from_utf8(out.stdout).unwrap().contains("row-major"));
 }
+
+/// CI has no GPU: GPU commands say so in one line and exit 2, never panic.
+#[test]
+fn gpu_commands_without_a_gpu_fail_with_one_clear_line() {
+    // SAFETY: only probes whether libcuda can be loaded.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        return; // a machine with a driver: this test is for the others
+    }
+    for args in [vec!["devices"], vec!["gpu-check"], vec!["run", "--path", "mma.m16n8k16.f32.f16.f16.f32"]] {
+        let out = mmafuzz(&args, GOOD);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("no CUDA driver"), "{e}");
+    }
+    let out = mmafuzz(&["run", "--path", "mma.m1n1k1.f32"], "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown path"));
+}

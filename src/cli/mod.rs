@@ -3,6 +3,7 @@
 mod bench;
 mod emulate;
 mod gemm;
+mod gpu;
 mod io;
 mod models;
 mod probes;
@@ -81,6 +82,70 @@ enum Command {
         #[arg(long, default_value_t = 0.5)]
         seconds: f64,
     },
+    /// List GPUs (name, compute capability, driver) and the instruction paths each runs.
+    Devices,
+    /// On the GPU: check every path's fragment layout with integer tiles of known exact result,
+    /// and that two runs of a batch agree bit for bit.
+    GpuCheck {
+        /// Only this path.
+        #[arg(long)]
+        path: Option<String>,
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Tiles per path.
+        #[arg(long, default_value_t = 2048)]
+        tiles: usize,
+    },
+    /// GPU-side throughput of the m16n8k16 f16 path (upload + launch + download) per batch size.
+    GpuBench {
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Comma-separated batch sizes in tiles.
+        #[arg(long, default_value = "65536,262144,1048576")]
+        batches: String,
+    },
+    /// Run cases on the GPU through one instruction path (e.g. mma.m16n8k16.f32.f16.f16.f32).
+    Run {
+        #[arg(long)]
+        path: String,
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        #[arg(long = "in", default_value = "-")]
+        input: PathBuf,
+        #[arg(long = "out", default_value = "-")]
+        output: PathBuf,
+    },
+    /// Run cases on the GPU and append them with outputs and provenance (GPU, compute
+    /// capability, driver, path, date, tool version) to CORPUS/<path>.jsonl.gz.
+    Record {
+        #[arg(long)]
+        path: String,
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        #[arg(long = "in", default_value = "-")]
+        input: PathBuf,
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+    },
+    /// Generate edge-biased cases of a path's shape and formats (recipe and seed recorded).
+    Gen {
+        #[arg(long)]
+        path: String,
+        #[arg(long, default_value_t = 1000)]
+        count: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long = "out", default_value = "-")]
+        output: PathBuf,
+    },
+    /// Replay the recorded GPU corpus under models: the fraction of tiles each reproduces bitwise.
+    Replay {
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+        /// Comma-separated models.
+        #[arg(long, default_value = "h100,a100,v100,v100-hickmann,exact-rne,fma-chain-rne")]
+        models: String,
+    },
     /// List the built-in models, or show one model's resolved knobs.
     Models {
         /// Show this model (name or file) as the emulator sees it, per input format.
@@ -97,5 +162,38 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gemm(args) => gemm::gemm(args),
         Command::Bench { models, seconds } => bench::bench(&models, seconds),
         Command::Models { show } => models::models(show.as_deref()),
+        Command::Devices => gpu::devices(),
+        Command::GpuBench { device, batches } => gpu::bench(device, &batches),
+        Command::Replay { corpus, models } => replay(&corpus, &models),
+        Command::GpuCheck { path, device, tiles } => gpu::check(path.as_deref(), device, tiles),
+        Command::Run { path, device, input, output } => gpu::run(&path, device, &input, &output),
+        Command::Record { path, device, input, corpus } => gpu::record(&path, device, &input, &corpus),
+        Command::Gen { path, count, seed, output } => gpu::generate(&path, count, seed, &output),
     }
+}
+
+fn replay(corpus: &std::path::Path, models: &str) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let models: Vec<mmafuzz::Model> = models.split(',').map(|m| mmafuzz::Model::load(m.trim())).collect::<Result<_, _>>()?;
+    let files = mmafuzz::replay::corpus_files(corpus).with_context(|| format!("cannot list {}", corpus.display()))?;
+    print!("{:<36}", "path (tiles reproduced bitwise)");
+    for m in &models {
+        print!(" {:>14}", m.name);
+    }
+    println!();
+    for f in files {
+        let name = mmafuzz::replay::corpus_path_id(&f);
+        print!("{name:<36}");
+        let mut bad = Vec::new();
+        for m in &models {
+            let s = mmafuzz::replay::replay_file(&f, m).with_context(|| format!("cannot read {}", f.display()))?;
+            print!(" {:>7.1}% {:>5}", 100.0 * s.tile_fraction(), s.tiles);
+            bad = s.bad_lines;
+        }
+        println!();
+        for b in bad.iter().take(3) {
+            eprintln!("skipped {b}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

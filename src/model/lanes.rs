@@ -240,7 +240,7 @@ fn sum_block_float<const MODE: u8>(a: &[f64], b: &[[f64; LANES]], acc: &Accs, w:
     for l in 0..LANES {
         let v = (s0[l] + s1[l]) as i64;
         let mag = v.unsigned_abs() & w.carry_mask;
-        out.sum[l] = if v < 0 { -(mag as i64) } else { mag as i64 };
+        out.sum[l] = if v < 0 { (mag as i64).wrapping_neg() } else { mag as i64 };
         out.finite[l] = finite[l];
     }
     out
@@ -358,7 +358,7 @@ fn sum_block<const MODE: u8, const FIELD_SUM: bool>(a: &[LaneOperand], b: &[BLan
     for l in 0..LANES {
         let neg = out.sum[l] < 0;
         let mag = out.sum[l].unsigned_abs() & w.carry_mask;
-        out.sum[l] = if neg { -(mag as i64) } else { mag as i64 };
+        out.sum[l] = if neg { (mag as i64).wrapping_neg() } else { mag as i64 };
     }
     out
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (no Rust there): the release binary built here travels with the call.
+# Checks every path's layout and determinism, records edge-biased tiles per path into a corpus,
+# times `mmafuzz run` and the GPU side alone, and leaves under $OUT one log and one corpus file
+# (gzipped JSONL) per path
+# (the device tool brings back at most 8 files of 16 MiB).
+#   here:   bash scripts/gpu-prepare.sh          (builds and stages .gpu/mmafuzz)
+#   there:  bash scripts/gpu-run.sh [tiles-per-path]
+#   here:   bash scripts/gpu-collect.sh DIR       (unpacks DIR/*.jsonl.gz into corpus/)
+set -uo pipefail
+bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
+tiles=${1:-2048}
+out=${OUT:-/tmp/mmafuzz-out}
+log="$out/log.txt"
+work=$(mktemp -d)
+mkdir -p "$out"
+{
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
+  "$bin" devices
+  "$bin" gpu-check --tiles 4096
+  for p in $("$bin" devices | awk '/yes$/ {print $1}'); do
+    "$bin" gen --path "$p" --count "$tiles" --seed 2026 --out "$work/$p.jsonl"
+    "$bin" record --path "$p" --in "$work/$p.jsonl" --corpus "$work/corpus"
+  done
+  # Throughput of `mmafuzz run` on the m16n8k16 f16 path (generation excluded).
+  "$bin" gen --path mma.m16n8k16.f32.f16.f16.f32 --count 262144 --seed 3 --out "$work/bench.jsonl"
+  start=$(date +%s%N)
+  "$bin" run --path mma.m16n8k16.f32.f16.f16.f32 --in "$work/bench.jsonl" --out "$work/bench-out.jsonl"
+  end=$(date +%s%N)
+  echo "run: 262144 tiles in $(( (end - start) / 1000000 )) ms (parse + launch + transfer + write)"
+  "$bin" gpu-bench
+} 2>&1 | tee "$log"
+cp "$work"/corpus/*.jsonl.gz "$out/"

@@ -1,0 +1,167 @@
+//! GPU commands: `devices`, `gpu-check`, `run`, `record`, and `gen` (cases for a path).
+
+use super::io::{open_input, AtomicOutput};
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use mmafuzz::exec::gpu::device_count;
+use mmafuzz::exec::{layout, path_by_id, Gpu, PathSpec, PATHS};
+use mmafuzz::{gen, MmaCase};
+use rand::SeedableRng;
+use serde_json::json;
+use std::io::BufRead;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Cases per launch.
+const BATCH: usize = 1 << 16;
+
+fn path(id: &str) -> anyhow::Result<&'static PathSpec> {
+    path_by_id(id).with_context(|| {
+        let ids: Vec<_> = PATHS.iter().map(|p| p.id).collect();
+        format!("unknown path '{id}' (known: {})", ids.join(", "))
+    })
+}
+
+pub fn devices() -> anyhow::Result<ExitCode> {
+    let n = device_count()?;
+    for ordinal in 0..n {
+        let gpu = Gpu::open(ordinal)?;
+        let i = &gpu.info;
+        println!("GPU {ordinal}: {} (compute capability {}.{}, driver {})", i.name, i.compute_capability.0, i.compute_capability.1, i.driver);
+        for p in PATHS {
+            let mark = if gpu.supports(p) { "yes" } else { "no" };
+            println!("  {:<36} {mark}", p.id);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Layout check and determinism for every path (or one): integer tiles against their exact
+/// results, each batch run twice with different poisons.
+pub fn check(only: Option<&str>, device: usize, tiles: usize) -> anyhow::Result<ExitCode> {
+    let gpu = Gpu::open(device)?;
+    println!("{} (cc {}.{}, driver {})", gpu.info.name, gpu.info.compute_capability.0, gpu.info.compute_capability.1, gpu.info.driver);
+    let mut failed = 0;
+    for p in PATHS.iter().filter(|p| only.is_none_or(|o| o == p.id)) {
+        if !gpu.supports(p) {
+            println!("{:<36} skipped: needs cc {}.{}", p.id, p.min_cc.0, p.min_cc.1);
+            continue;
+        }
+        let cases = layout::integer_cases(p, tiles, 7);
+        let run = gpu.run_checked(p, &cases)?;
+        let wrong = cases.iter().zip(&run.results).filter(|(c, d)| layout::expected(c) != **d).count();
+        let ok = wrong == 0 && run.nondeterministic == 0;
+        failed += !ok as usize;
+        println!(
+            "{:<36} layout {} ({wrong} of {tiles} tiles wrong), deterministic {} ({} differ)",
+            p.id,
+            if wrong == 0 { "ok" } else { "FAILED" },
+            if run.nondeterministic == 0 { "ok" } else { "FAILED" },
+            run.nondeterministic
+        );
+        if let Some((c, d)) = cases.iter().zip(&run.results).find(|(c, d)| layout::expected(c) != **d) {
+            println!("  first wrong tile: {}", c.result_json(d));
+        }
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn read_cases(input: &Path) -> anyhow::Result<Vec<MmaCase>> {
+    let mut cases = Vec::new();
+    for (no, line) in open_input(input)?.lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read line {}", no + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let case = MmaCase::from_json_line(&line).map_err(|e| anyhow::anyhow!("line {}: {e}", no + 1))?;
+        cases.push(case);
+    }
+    Ok(cases)
+}
+
+fn run_batches(gpu: &Gpu, p: &PathSpec, cases: &[MmaCase]) -> anyhow::Result<(Vec<Vec<u64>>, usize)> {
+    let bar = ProgressBar::new(cases.len() as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} tiles {per_sec}").expect("valid template"));
+    let (mut out, mut nondet) = (Vec::with_capacity(cases.len()), 0);
+    for batch in cases.chunks(BATCH) {
+        let run = gpu.run_checked(p, batch)?;
+        nondet += run.nondeterministic;
+        out.extend(run.results);
+        bar.inc(batch.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok((out, nondet))
+}
+
+pub fn run(path_id: &str, device: usize, input: &Path, output: &Path) -> anyhow::Result<ExitCode> {
+    let p = path(path_id)?;
+    let cases = read_cases(input)?;
+    let gpu = Gpu::open(device)?;
+    let (results, nondet) = run_batches(&gpu, p, &cases)?;
+    let mut out = AtomicOutput::create(output)?;
+    for (c, d) in cases.iter().zip(&results) {
+        out.line(&c.result_json(d))?;
+    }
+    out.commit()?;
+    if nondet > 0 {
+        eprintln!("warning: {nondet} tiles differed between two runs of the same batch");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Run cases on the GPU and append them, with outputs and provenance, to the path's corpus file.
+pub fn record(path_id: &str, device: usize, input: &Path, corpus: &Path) -> anyhow::Result<ExitCode> {
+    let p = path(path_id)?;
+    let cases = read_cases(input)?;
+    let gpu = Gpu::open(device)?;
+    let (results, nondet) = run_batches(&gpu, p, &cases)?;
+    anyhow::ensure!(nondet == 0, "{nondet} tiles differed between two runs: not recording a nondeterministic path");
+    let provenance = json!({
+        "gpu": gpu.info.name,
+        "cc": format!("{}.{}", gpu.info.compute_capability.0, gpu.info.compute_capability.1),
+        "driver": gpu.info.driver,
+        "path": p.id,
+        "date": mmafuzz::store::today_utc(),
+        "tool": format!("mmafuzz {}", env!("CARGO_PKG_VERSION")),
+    });
+    let lines: Vec<String> = cases
+        .iter()
+        .zip(&results)
+        .map(|(c, d)| {
+            let mut c = c.clone();
+            c.extra.insert("provenance".into(), provenance.clone());
+            c.result_json(d)
+        })
+        .collect();
+    let file = corpus.join(format!("{}.jsonl.gz", p.id));
+    mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
+    println!("recorded {} tiles of {} from {} into {}", lines.len(), p.id, gpu.info.name, file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Edge-biased cases of a path's shape and formats.
+pub fn generate(path_id: &str, count: usize, seed: u64, output: &Path) -> anyhow::Result<ExitCode> {
+    let p = path(path_id)?;
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut out = AtomicOutput::create(output)?;
+    for i in 0..count {
+        let mut c = gen::case(&mut rng, p.a_fmt, p.c_fmt, p.m, p.n, p.k);
+        c.extra.insert("seed".into(), json!([seed, i]));
+        out.line(&serde_json::Value::Object(c.to_json()).to_string())?;
+    }
+    out.commit()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn bench(device: usize, batches: &str) -> anyhow::Result<ExitCode> {
+    let gpu = Gpu::open(device)?;
+    println!("{} (cc {}.{}, driver {}): mma.m16n8k16.f32.f16.f16.f32, upload + launch + download", gpu.info.name, gpu.info.compute_capability.0, gpu.info.compute_capability.1, gpu.info.driver);
+    println!("{:>10} {:>14}", "batch", "tiles/s");
+    for b in batches.split(',') {
+        let batch: usize = b.trim().parse().with_context(|| format!("'{b}' is not a batch size"))?;
+        let repeats = (8 << 20) / batch.max(1) + 2;
+        let rate = gpu.bench_f16(batch, repeats)?;
+        println!("{batch:>10} {rate:>14.3e}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

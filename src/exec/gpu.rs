@@ -1,0 +1,219 @@
+//! The GPU executor: batches of tile cases through one instruction path's kernel, one warp per
+//! case, one launch per batch. Every output element is poisoned before the launch and checked
+//! afterwards; every CUDA call's error is returned, never unwrapped.
+
+use super::paths::{PathSpec, MMA_SYNC_PTX};
+use crate::case::MmaCase;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use std::sync::Arc;
+
+/// Why the GPU could not run something.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("no CUDA driver on this machine (libcuda not found): GPU commands need an NVIDIA GPU and its driver")]
+    NoDriver,
+    #[error("the CUDA driver reports no GPU")]
+    NoDevice,
+    #[error("GPU {0} does not exist (this machine has {1})")]
+    BadOrdinal(usize, usize),
+    #[error("CUDA error while {what}: {source}")]
+    Cuda { what: String, source: DriverError },
+    #[error("{0}")]
+    WrongCase(String),
+    #[error("path {path} needs compute capability {need_major}.{need_minor}, the GPU has {major}.{minor}")]
+    Unsupported { path: String, need_major: i32, need_minor: i32, major: i32, minor: i32 },
+    #[error("the kernel left {0} output elements unwritten (poison survived): layout or launch bug")]
+    Unwritten(usize),
+}
+
+fn cuda(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
+    let what = what.into();
+    move |source| GpuError::Cuda { what, source }
+}
+
+/// What the corpus records of the machine that produced an output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    /// CUDA driver version as the driver reports it, e.g. "13.0".
+    pub driver: String,
+}
+
+/// One open GPU with the mma.sync module loaded.
+pub struct Gpu {
+    pub info: GpuInfo,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+}
+
+/// Number of GPUs, or why there are none to use.
+pub fn device_count() -> Result<usize, GpuError> {
+    // CudaContext::new panics when libcuda is absent: ask first.
+    // SAFETY: only probes whether the library can be loaded.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(GpuError::NoDriver);
+    }
+    let n = CudaContext::device_count().map_err(cuda("counting GPUs"))?;
+    if n <= 0 {
+        return Err(GpuError::NoDevice);
+    }
+    Ok(n as usize)
+}
+
+fn driver_version() -> Result<String, GpuError> {
+    let mut v = 0i32;
+    // SAFETY: the driver library is present (checked by `device_count`) and `v` is a valid out pointer.
+    let r = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+    r.result().map_err(cuda("reading the driver version"))?;
+    Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
+}
+
+/// Threads per block: four warps, four tile cases.
+const WARPS_PER_BLOCK: u32 = 4;
+
+impl Gpu {
+    /// Open GPU `ordinal` and load the kernels.
+    pub fn open(ordinal: usize) -> Result<Gpu, GpuError> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(GpuError::BadOrdinal(ordinal, count));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(cuda("creating a context"))?;
+        let info = GpuInfo {
+            ordinal,
+            name: ctx.name().map_err(cuda("reading the GPU name"))?,
+            compute_capability: ctx.compute_capability().map_err(cuda("reading the compute capability"))?,
+            driver: driver_version()?,
+        };
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(MMA_SYNC_PTX))
+            .map_err(cuda("loading the mma.sync PTX module"))?;
+        Ok(Gpu { info, stream: ctx.default_stream(), module })
+    }
+
+    /// Whether this GPU has the path's instruction.
+    pub fn supports(&self, path: &PathSpec) -> bool {
+        self.info.compute_capability >= path.min_cc
+    }
+
+    /// Run a batch of cases through `path`; each result is D (row-major, C's format).
+    /// `poison` fills D before the launch; an element still equal to it afterwards is counted in
+    /// the returned number of possibly unwritten elements (a real result can equal the poison, so
+    /// callers run twice with different poisons, see [`Gpu::run_checked`]).
+    pub fn run_once(&self, path: &PathSpec, cases: &[MmaCase], poison: u64) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError> {
+        if !self.supports(path) {
+            let (major, minor) = self.info.compute_capability;
+            return Err(GpuError::Unsupported { path: path.id.into(), need_major: path.min_cc.0, need_minor: path.min_cc.1, major, minor });
+        }
+        for (i, c) in cases.iter().enumerate() {
+            path.check(c).map_err(|e| GpuError::WrongCase(format!("case {i}: {e}")))?;
+        }
+        let f = self.module.load_function(path.kernel).map_err(cuda(format!("finding kernel {}", path.kernel)))?;
+        match (path.a_fmt.storage_bits(), path.c_fmt.storage_bits()) {
+            (8, 32) => self.launch::<u8, u32>(&f, cases, poison),
+            (16, 32) => self.launch::<u16, u32>(&f, cases, poison),
+            (16, 16) => self.launch::<u16, u16>(&f, cases, poison),
+            (32, 32) => self.launch::<u32, u32>(&f, cases, poison),
+            (64, 64) => self.launch::<u64, u64>(&f, cases, poison),
+            other => unreachable!("no path has element widths {other:?}"),
+        }
+    }
+
+    fn launch<TA, TC>(&self, f: &CudaFunction, cases: &[MmaCase], poison: u64) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError>
+    where
+        TA: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64>,
+        TC: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64>,
+    {
+        let narrow_a = |x: u64| TA::try_from(x).unwrap_or_else(|_| unreachable!("validated widths"));
+        let narrow_c = |x: u64| TC::try_from(x).unwrap_or_else(|_| unreachable!("validated widths"));
+        let a: Vec<TA> = cases.iter().flat_map(|c| c.a.iter().map(|&x| narrow_a(x))).collect();
+        let b: Vec<TA> = cases.iter().flat_map(|c| c.b.iter().map(|&x| narrow_a(x))).collect();
+        let c: Vec<TC> = cases.iter().flat_map(|c| c.c.iter().map(|&x| narrow_c(x))).collect();
+        let poisoned = narrow_c(poison & cases[0].c_fmt.mask());
+        let d = self.launch_flat(f, &a, &b, &c, poisoned, cases.len())?;
+        let per = cases[0].m * cases[0].n;
+        let results: Vec<Vec<u64>> = d.chunks(per).map(|t| t.iter().map(|&x| x.into()).collect()).collect();
+        let maybe_unwritten = d.iter().map(|&x| x.into() == poisoned.into()).collect();
+        Ok((results, maybe_unwritten))
+    }
+
+    /// One launch over flat arrays of `ntiles` tiles (A, B, C concatenated tile after tile);
+    /// D comes back the same way, poisoned beforehand with `poison`.
+    pub fn launch_flat<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, a: &[TA], b: &[TA], c: &[TC], poison: TC, ntiles: usize) -> Result<Vec<TC>, GpuError> {
+        let d_host = vec![poison; c.len()];
+        let s = &self.stream;
+        let a_dev = s.clone_htod(a).map_err(cuda("copying A to the GPU"))?;
+        let b_dev = s.clone_htod(b).map_err(cuda("copying B to the GPU"))?;
+        let c_dev = s.clone_htod(c).map_err(cuda("copying C to the GPU"))?;
+        let mut d_dev = s.clone_htod(&d_host).map_err(cuda("poisoning D on the GPU"))?;
+        let blocks = (ntiles as u32).div_ceil(WARPS_PER_BLOCK);
+        let ntiles = ntiles as i64;
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32 * WARPS_PER_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let mut launch = s.launch_builder(f);
+        launch.arg(&a_dev).arg(&b_dev).arg(&c_dev).arg(&mut d_dev).arg(&ntiles);
+        // SAFETY: the kernel reads m·k, k·n and m·n elements per tile and writes m·n, all within
+        // the buffers sized from the same cases; ntiles bounds the warps that do any work.
+        unsafe { launch.launch(cfg) }.map_err(cuda("launching the kernel"))?;
+        let d: Vec<TC> = s.clone_dtoh(&d_dev).map_err(cuda("copying D back"))?;
+        s.synchronize().map_err(cuda("waiting for the GPU"))?;
+        Ok(d)
+    }
+
+    /// The kernel of a path, for [`Gpu::launch_flat`].
+    pub fn kernel(&self, path: &PathSpec) -> Result<CudaFunction, GpuError> {
+        self.module.load_function(path.kernel).map_err(cuda(format!("finding kernel {}", path.kernel)))
+    }
+
+    /// GPU-side throughput of the m16n8k16 f16 path: random tiles already in flat host arrays,
+    /// each batch uploaded, run (poison included), downloaded. Returns tiles per second.
+    pub fn bench_f16(&self, batch: usize, batches: usize) -> Result<f64, GpuError> {
+        let path = super::paths::path_by_id("mma.m16n8k16.f32.f16.f16.f32").expect("known path");
+        let f = self.kernel(path)?;
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Finite f16 values (exponent field below 31) and finite f32 C: the common case.
+        let a: Vec<u16> = (0..batch * 256).map(|_| (next() as u16) & 0x7bff).collect();
+        let b: Vec<u16> = (0..batch * 128).map(|_| (next() as u16) & 0xfbff).collect();
+        let c: Vec<u32> = (0..batch * 128).map(|_| (next() as u32) & 0xbf7f_ffff).collect();
+        self.launch_flat(&f, &a, &b, &c, 0xaaaa_aaaa, batch)?; // warm-up: module, allocator
+        let start = std::time::Instant::now();
+        let mut sink = 0u32;
+        for _ in 0..batches {
+            let d = self.launch_flat(&f, &a, &b, &c, 0xaaaa_aaaa, batch)?;
+            sink ^= d[d.len() / 2];
+        }
+        std::hint::black_box(sink);
+        Ok((batch * batches) as f64 / start.elapsed().as_secs_f64())
+    }
+
+    /// Run twice with two different poisons: every element must have been written both times
+    /// (a value equal to both poisons is impossible) and both runs must agree bit for bit.
+    pub fn run_checked(&self, path: &PathSpec, cases: &[MmaCase]) -> Result<CheckedRun, GpuError> {
+        if cases.is_empty() {
+            return Ok(CheckedRun { results: vec![], nondeterministic: 0 });
+        }
+        let (r1, p1) = self.run_once(path, cases, 0xAAAA_AAAA_AAAA_AAAA)?;
+        let (r2, p2) = self.run_once(path, cases, 0x5555_5555_5555_5555)?;
+        let unwritten = p1.iter().zip(&p2).filter(|(a, b)| **a && **b).count();
+        if unwritten > 0 {
+            return Err(GpuError::Unwritten(unwritten));
+        }
+        let nondeterministic = r1.iter().zip(&r2).filter(|(a, b)| a != b).count();
+        Ok(CheckedRun { results: r1, nondeterministic })
+    }
+}
+
+/// Results of a checked batch.
+#[derive(Debug)]
+pub struct CheckedRun {
+    pub results: Vec<Vec<u64>>,
+    /// Tiles whose two runs differed.
+    pub nondeterministic: usize,
+}

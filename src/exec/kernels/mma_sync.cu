@@ -1,0 +1,144 @@
+// mma.sync kernels, one per instruction path. Each warp runs one independent tile case of a
+// batch: it loads its fragment from logical row-major A (m×k), B (k×n) and C (m×n) held as raw
+// bit patterns, issues the instruction once, and stores D the same way. Fragment layouts are the
+// PTX ISA's (verified on H100, ../shared/GPU.md): g = lane >> 2, t = lane & 3.
+// Regenerate the PTX with scripts/build-ptx.sh; the driver loads the .ptx at run time.
+#include <stdint.h>
+
+#define TILE_INDEX                                                    \
+    const int lane = threadIdx.x & 31;                                \
+    const long tile = (long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); \
+    if (tile >= ntiles) return;                                       \
+    const int g = lane >> 2, t = lane & 3;
+
+// C/D layout shared by every m16n8 shape: element i -> (g + 8*(i>=2), 2t + (i&1)).
+#define CD_ROW(i) (g + 8 * ((i) >= 2))
+#define CD_COL(i) (2 * t + ((i) & 1))
+
+static __device__ __forceinline__ uint32_t pack16(uint16_t lo, uint16_t hi) {
+    return (uint32_t)lo | ((uint32_t)hi << 16);
+}
+
+// m16n8k16 with 16-bit A/B: A element i -> (g + 8*(i&2 ? 1 : 0), 2t + (i&1) + 8*(i>=4)),
+// B element i -> (2t + (i&1) + 8*(i>=2), g).
+#define LOAD_AB_16x8x16                                                          \
+    const uint16_t* a = A + tile * 256;                                          \
+    const uint16_t* b = B + tile * 128;                                          \
+    uint32_t ra[4], rb[2];                                                       \
+    for (int r = 0; r < 4; r++) {                                                \
+        int i0 = 2 * r, i1 = 2 * r + 1;                                          \
+        int row0 = g + 8 * ((i0 >> 1) & 1), col0 = 2 * t + (i0 & 1) + 8 * (i0 >= 4); \
+        int row1 = g + 8 * ((i1 >> 1) & 1), col1 = 2 * t + (i1 & 1) + 8 * (i1 >= 4); \
+        ra[r] = pack16(a[row0 * 16 + col0], a[row1 * 16 + col1]);               \
+    }                                                                            \
+    for (int r = 0; r < 2; r++) {                                                \
+        int i0 = 2 * r, i1 = 2 * r + 1;                                          \
+        int row0 = 2 * t + (i0 & 1) + 8 * (i0 >= 2), row1 = 2 * t + (i1 & 1) + 8 * (i1 >= 2); \
+        rb[r] = pack16(b[row0 * 8 + g], b[row1 * 8 + g]);                       \
+    }
+
+#define LOAD_C32                                                                 \
+    const uint32_t* c = C + tile * 128;                                          \
+    uint32_t rc[4], rd[4];                                                       \
+    for (int i = 0; i < 4; i++) rc[i] = c[CD_ROW(i) * 8 + CD_COL(i)];
+
+#define STORE_D32                                                                \
+    uint32_t* d = D + tile * 128;                                                \
+    for (int i = 0; i < 4; i++) d[CD_ROW(i) * 8 + CD_COL(i)] = rd[i];
+
+extern "C" __global__ void mma_m16n8k16_f32_f16_f16_f32(const uint16_t* A, const uint16_t* B, const uint32_t* C, uint32_t* D, long ntiles) {
+    TILE_INDEX
+    LOAD_AB_16x8x16
+    LOAD_C32
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]),
+                   "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3]));
+    STORE_D32
+}
+
+extern "C" __global__ void mma_m16n8k16_f32_bf16_bf16_f32(const uint16_t* A, const uint16_t* B, const uint32_t* C, uint32_t* D, long ntiles) {
+    TILE_INDEX
+    LOAD_AB_16x8x16
+    LOAD_C32
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]),
+                   "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3]));
+    STORE_D32
+}
+
+// f16 C/D: the four elements packed two per register, element 0 in the low half.
+extern "C" __global__ void mma_m16n8k16_f16_f16_f16_f16(const uint16_t* A, const uint16_t* B, const uint16_t* C, uint16_t* D, long ntiles) {
+    TILE_INDEX
+    LOAD_AB_16x8x16
+    const uint16_t* c = C + tile * 128;
+    uint32_t rc[2], rd[2];
+    for (int r = 0; r < 2; r++)
+        rc[r] = pack16(c[CD_ROW(2 * r) * 8 + CD_COL(2 * r)], c[CD_ROW(2 * r + 1) * 8 + CD_COL(2 * r + 1)]);
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};"
+                 : "=r"(rd[0]), "=r"(rd[1])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]), "r"(rc[0]), "r"(rc[1]));
+    uint16_t* d = D + tile * 128;
+    for (int r = 0; r < 2; r++) {
+        d[CD_ROW(2 * r) * 8 + CD_COL(2 * r)] = (uint16_t)(rd[r] & 0xffff);
+        d[CD_ROW(2 * r + 1) * 8 + CD_COL(2 * r + 1)] = (uint16_t)(rd[r] >> 16);
+    }
+}
+
+// m16n8k8 tf32 (32-bit containers): A element i -> (g + 8*(i&1), t + 4*(i>=2)), B element i -> (t + 4i, g).
+extern "C" __global__ void mma_m16n8k8_f32_tf32_tf32_f32(const uint32_t* A, const uint32_t* B, const uint32_t* C, uint32_t* D, long ntiles) {
+    TILE_INDEX
+    const uint32_t* a = A + tile * 128;
+    const uint32_t* b = B + tile * 64;
+    uint32_t ra[4], rb[2];
+    for (int i = 0; i < 4; i++) ra[i] = a[(g + 8 * (i & 1)) * 8 + t + 4 * (i >= 2)];
+    for (int i = 0; i < 2; i++) rb[i] = b[(t + 4 * i) * 8 + g];
+    LOAD_C32
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]),
+                   "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3]));
+    STORE_D32
+}
+
+// m16n8k32 fp8: A element i (16 bytes in 4 regs) -> (g + 8*((i>>2)&1), 4t + (i&3) + 16*(i>=8)),
+// B element i (8 bytes in 2 regs) -> (4t + (i&3) + 16*(i>=4), g). Lower index in lower bits.
+#define MMA_FP8(NAME, TYPE)                                                                        \
+extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
+    TILE_INDEX                                                                                     \
+    const uint8_t* a = A + tile * 512;                                                             \
+    const uint8_t* b = B + tile * 256;                                                             \
+    uint32_t ra[4] = {0, 0, 0, 0}, rb[2] = {0, 0};                                                 \
+    for (int i = 0; i < 16; i++) {                                                                 \
+        int row = g + 8 * ((i >> 2) & 1), col = 4 * t + (i & 3) + 16 * (i >= 8);                   \
+        ra[i >> 2] |= (uint32_t)a[row * 32 + col] << (8 * (i & 3));                               \
+    }                                                                                              \
+    for (int i = 0; i < 8; i++) {                                                                  \
+        int row = 4 * t + (i & 3) + 16 * (i >= 4);                                                 \
+        rb[i >> 2] |= (uint32_t)b[row * 8 + g] << (8 * (i & 3));                                  \
+    }                                                                                              \
+    LOAD_C32                                                                                       \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." TYPE "." TYPE ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};" \
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])                             \
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]),         \
+                   "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3]));                                \
+    STORE_D32                                                                                      \
+}
+MMA_FP8(mma_m16n8k32_f32_e4m3_e4m3_f32, "e4m3")
+MMA_FP8(mma_m16n8k32_f32_e5m2_e5m2_f32, "e5m2")
+
+// m8n8k4 f64: A (g, t), B (t, g), C/D element i -> (g, 2t + i).
+extern "C" __global__ void mma_m8n8k4_f64_f64_f64_f64(const uint64_t* A, const uint64_t* B, const uint64_t* C, uint64_t* D, long ntiles) {
+    TILE_INDEX
+    const uint64_t* a = A + tile * 32;
+    const uint64_t* b = B + tile * 32;
+    const uint64_t* c = C + tile * 64;
+    uint64_t ra = a[g * 4 + t], rb = b[t * 8 + g], rc0 = c[g * 8 + 2 * t], rc1 = c[g * 8 + 2 * t + 1], rd0, rd1;
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%4,%5};"
+                 : "=l"(rd0), "=l"(rd1)
+                 : "l"(ra), "l"(rb), "l"(rc0), "l"(rc1));
+    uint64_t* d = D + tile * 64;
+    d[g * 8 + 2 * t] = rd0;
+    d[g * 8 + 2 * t + 1] = rd1;
+}

@@ -1,0 +1,58 @@
+//! Layout checks: integer-valued tiles whose exact result every path represents exactly, so a
+//! kernel that reads or writes a fragment element in the wrong place cannot pass.
+
+use super::paths::PathSpec;
+use crate::case::MmaCase;
+use crate::format::Rounding;
+use rand::{Rng, SeedableRng};
+
+/// `count` tiles of small distinct-ish integers (A, B in -3..=3, C in -8..=8); every partial sum
+/// is an integer far inside every format's exact range, whatever the hardware's summation order.
+pub fn integer_cases(path: &PathSpec, count: usize, seed: u64) -> Vec<MmaCase> {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let int = |rng: &mut rand_xoshiro::Xoshiro256PlusPlus, f: crate::Format, lo: i32, hi: i32| {
+        let v = rng.gen_range(lo..=hi) as f64;
+        crate::probes::bits_of(f, v)
+    };
+    (0..count)
+        .map(|_| {
+            let mut c = MmaCase::zeros(path.a_fmt, path.c_fmt, path.m, path.n, path.k);
+            c.a.iter_mut().for_each(|x| *x = int(&mut rng, path.a_fmt, -3, 3));
+            c.b.iter_mut().for_each(|x| *x = int(&mut rng, path.a_fmt, -3, 3));
+            c.c.iter_mut().for_each(|x| *x = int(&mut rng, path.c_fmt, -8, 8));
+            c
+        })
+        .collect()
+}
+
+/// The exact result of a case, rounded to nearest (exact for [`integer_cases`]).
+pub fn expected(case: &MmaCase) -> Vec<u64> {
+    crate::exact::exact_tile(case).iter().map(|x| x.round(case.c_fmt, Rounding::Rne)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::PATHS;
+
+    /// The check is only as good as its cases: every element's exact value must be an integer
+    /// that the output format holds exactly, and the cases must not be trivial.
+    #[test]
+    fn integer_cases_have_exact_nonzero_results() {
+        for path in PATHS {
+            let cases = integer_cases(path, 20, 1);
+            let mut nonzero = 0;
+            for c in &cases {
+                path.check(c).unwrap();
+                for (x, bits) in crate::exact::exact_tile(c).iter().zip(expected(c)) {
+                    let v = c.c_fmt.decode(bits).to_f64();
+                    assert_eq!(v.fract(), 0.0);
+                    assert!(v.abs() <= 16.0 * 9.0 * (path.k as f64) + 8.0);
+                    assert_eq!(x.round(c.c_fmt, Rounding::Rz), bits, "{}", path.id);
+                    nonzero += (v != 0.0) as usize;
+                }
+            }
+            assert!(nonzero > cases.len() * path.m * path.n / 2, "{}", path.id);
+        }
+    }
+}

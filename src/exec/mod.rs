@@ -1,0 +1,9 @@
+//! Executors other than the emulator: the GPU (through `cudarc`, loaded at run time) and the
+//! instruction paths it can run. Only this module touches CUDA.
+
+pub mod gpu;
+pub mod layout;
+pub mod paths;
+
+pub use gpu::{Gpu, GpuError, GpuInfo};
+pub use paths::{path_by_id, PathSpec, PATHS};

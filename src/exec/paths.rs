@@ -1,0 +1,72 @@
+//! Instruction paths: stable identifiers (the PTX instruction's shape and types in PTX order),
+//! the tile shape and formats each takes, and the kernel that runs it.
+
+use crate::format::Format;
+
+/// One instruction path.
+#[derive(Clone, Copy, Debug)]
+pub struct PathSpec {
+    /// e.g. `mma.m16n8k16.f32.f16.f16.f32` (D, A, B, C types as PTX orders them).
+    pub id: &'static str,
+    pub a_fmt: Format,
+    pub c_fmt: Format,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// Kernel entry point in `kernels/mma_sync.ptx`.
+    pub kernel: &'static str,
+    /// Lowest compute capability that has the instruction.
+    pub min_cc: (i32, i32),
+}
+
+/// PTX text of the mma.sync kernels (`src/exec/kernels/mma_sync.cu`, `scripts/build-ptx.sh`).
+pub const MMA_SYNC_PTX: &str = include_str!("kernels/mma_sync.ptx");
+
+pub const PATHS: &[PathSpec] = &[
+    PathSpec { id: "mma.m16n8k16.f32.f16.f16.f32", a_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_f16_f16_f32", min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.f32.bf16.bf16.f32", a_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_bf16_bf16_f32", min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.f16.f16.f16.f16", a_fmt: Format::F16, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_f16_f16_f16", min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k8.f32.tf32.tf32.f32", a_fmt: Format::Tf32, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_tf32_tf32_f32", min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k32.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e4m3_e4m3_f32", min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k32.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e5m2_e5m2_f32", min_cc: (8, 9) },
+    PathSpec { id: "mma.m8n8k4.f64.f64.f64.f64", a_fmt: Format::F64, c_fmt: Format::F64, m: 8, n: 8, k: 4, kernel: "mma_m8n8k4_f64_f64_f64_f64", min_cc: (8, 0) },
+];
+
+/// The path with this identifier.
+pub fn path_by_id(id: &str) -> Option<&'static PathSpec> {
+    PATHS.iter().find(|p| p.id == id)
+}
+
+impl PathSpec {
+    /// Whether a case has this path's shape and formats.
+    pub fn check(&self, case: &crate::MmaCase) -> Result<(), String> {
+        let want = (self.a_fmt, self.a_fmt, self.c_fmt, self.m, self.n, self.k);
+        let got = (case.a_fmt, case.b_fmt, case.c_fmt, case.m, case.n, case.k);
+        if want != got {
+            return Err(format!(
+                "path {} takes {}x{}x{} tiles of {} with C/D in {}; the case is {}x{}x{} {}/{} with C in {}",
+                self.id, self.m, self.n, self.k, self.a_fmt, self.c_fmt, case.m, case.n, case.k, case.a_fmt, case.b_fmt, case.c_fmt
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The PTX the driver will load: a version the 13.0 driver takes, the sm_90a target, and an
+    /// entry point for every path.
+    #[test]
+    fn ptx_has_every_kernel_at_a_loadable_version() {
+        let version = MMA_SYNC_PTX.lines().find_map(|l| l.strip_prefix(".version ")).expect(".version line");
+        let (major, minor) = version.trim().split_once('.').expect("major.minor");
+        assert!((major.parse::<u32>().unwrap(), minor.parse::<u32>().unwrap()) <= (9, 0), "{version}");
+        assert!(MMA_SYNC_PTX.contains(".target sm_90a"));
+        for p in PATHS {
+            assert!(MMA_SYNC_PTX.contains(&format!(".entry {}(", p.kernel)), "{}", p.kernel);
+            assert!(path_by_id(p.id).is_some());
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Corpus replay: run every recorded GPU case through a model and count what it reproduces
+//! bitwise. CI does this with no GPU, so the emulator can never drift from the hardware silently.
+
+use crate::case::MmaCase;
+use crate::model::{Emulator, Model};
+use rayon::prelude::*;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+/// What a model reproduces of one corpus file.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayStats {
+    pub tiles: usize,
+    pub tiles_matching: usize,
+    pub elements: usize,
+    pub elements_matching: usize,
+    /// The first few differing tiles, readable: element, GPU bits, model bits.
+    pub first_mismatches: Vec<String>,
+    /// Lines that could not be read, by `file:line: reason` (skipped, not fatal).
+    pub bad_lines: Vec<String>,
+}
+
+impl ReplayStats {
+    pub fn tile_fraction(&self) -> f64 {
+        if self.tiles == 0 { 0.0 } else { self.tiles_matching as f64 / self.tiles as f64 }
+    }
+}
+
+/// Every `*.jsonl` and `*.jsonl.gz` file under `dir`, sorted.
+pub fn corpus_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".jsonl") || p.to_string_lossy().ends_with(".jsonl.gz"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The instruction path a corpus file is for: its name without `.jsonl` / `.jsonl.gz`.
+pub fn corpus_path_id(file: &Path) -> String {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    name.trim_end_matches(".gz").trim_end_matches(".jsonl").to_string()
+}
+
+/// Read a corpus file: its cases (each with its recorded `d`) and its unreadable lines.
+pub fn read_corpus(file: &Path) -> std::io::Result<(Vec<(MmaCase, Vec<u64>)>, Vec<String>)> {
+    let text = crate::store::read_text(file)?;
+    let (mut cases, mut bad) = (Vec::new(), Vec::new());
+    for (no, line) in text.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed = MmaCase::from_json_line(&line).and_then(|c| match c.recorded_d()? {
+            Some(d) => Ok((c, d)),
+            None => Err(crate::case::FieldError { field: "d".into(), message: "missing: not a recorded case".into() }),
+        });
+        match parsed {
+            Ok(x) => cases.push(x),
+            Err(e) => bad.push(format!("{}:{}: {e}", file.display(), no + 1)),
+        }
+    }
+    Ok((cases, bad))
+}
+
+/// Replay one corpus file under a model.
+pub fn replay_file(file: &Path, model: &Model) -> std::io::Result<ReplayStats> {
+    let (cases, bad_lines) = read_corpus(file)?;
+    let emu = Emulator::new(model.clone());
+    let results: Vec<(usize, usize, Option<String>)> = cases
+        .par_iter()
+        .map(|(case, d)| match emu.run(case) {
+            Ok(got) => {
+                let same = got.iter().zip(d).filter(|(a, b)| a == b).count();
+                let first = (same < d.len()).then(|| {
+                    let i = (0..d.len()).find(|&i| got[i] != d[i]).expect("a difference");
+                    format!("element {i} (row {}, col {}): GPU {:x}, {} {:x}", i / case.n, i % case.n, d[i], model.name, got[i])
+                });
+                (d.len(), same, first)
+            }
+            Err(e) => (d.len(), 0, Some(format!("cannot emulate: {e}"))),
+        })
+        .collect();
+    let mut s = ReplayStats { bad_lines, ..Default::default() };
+    for (n, same, first) in results {
+        s.tiles += 1;
+        s.elements += n;
+        s.elements_matching += same;
+        if same == n {
+            s.tiles_matching += 1;
+        } else if let Some(f) = first.filter(|_| s.first_mismatches.len() < 3) {
+            s.first_mismatches.push(f);
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,54 @@
+//! CI's view of the hardware: every recorded GPU tile in corpus/ is replayed on the emulator
+//! under its path's current model, and the fraction reproduced bitwise may never fall below
+//! the committed figure in corpus/ratchet.toml.
+
+use mmafuzz::exec::path_by_id;
+use mmafuzz::replay::{corpus_files, corpus_path_id, read_corpus, replay_file};
+use mmafuzz::Model;
+use std::path::Path;
+
+fn corpus_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+#[test]
+fn corpus_is_well_formed_with_provenance() {
+    let files = corpus_files(&corpus_dir()).unwrap();
+    assert!(!files.is_empty(), "no corpus files");
+    for f in files {
+        let stem = corpus_path_id(&f);
+        let path = path_by_id(&stem).unwrap_or_else(|| panic!("{}: not a known path", f.display()));
+        let (cases, bad) = read_corpus(&f).unwrap();
+        assert!(bad.is_empty(), "unreadable lines: {bad:?}");
+        assert!(cases.len() >= 2000, "{}: only {} tiles", f.display(), cases.len());
+        for (c, _) in &cases {
+            path.check(c).unwrap();
+            let p = &c.extra["provenance"];
+            assert_eq!(p["path"], path.id);
+            for key in ["gpu", "cc", "driver", "date", "tool"] {
+                assert!(p[key].as_str().is_some_and(|s| !s.is_empty()), "{}: provenance lacks {key}", f.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn models_keep_reproducing_the_recorded_gpu() {
+    let dir = corpus_dir();
+    let ratchet: toml::Table = std::fs::read_to_string(dir.join("ratchet.toml")).unwrap().parse().unwrap();
+    let mut report = Vec::new();
+    let mut failures = Vec::new();
+    for f in corpus_files(&dir).unwrap() {
+        let stem = corpus_path_id(&f);
+        let entry = ratchet.get(&stem).and_then(|v| v.as_table()).unwrap_or_else(|| panic!("ratchet.toml has no entry for {stem}"));
+        let model = Model::load(entry["model"].as_str().unwrap()).unwrap();
+        let min = entry["min_fraction"].as_float().unwrap();
+        let s = replay_file(&f, &model).unwrap();
+        report.push(format!("{stem}: {} reproduces {}/{} tiles ({:.1}%), floor {:.1}%", model.name, s.tiles_matching, s.tiles, 100.0 * s.tile_fraction(), 100.0 * min));
+        if s.tile_fraction() < min {
+            failures.push(format!("{stem} under {}: {:.2}% < {:.2}%; first differences:\n  {}", model.name, 100.0 * s.tile_fraction(), 100.0 * min, s.first_mismatches.join("\n  ")));
+        }
+    }
+    println!("{}", report.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
