@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (no Rust there): the release binary built here travels with the call.
-# Checks every path's layout and determinism, records edge-biased tiles per path into a corpus,
+# Checks every path's layout and determinism, records edge-biased tiles per path into a corpus
+# (a quarter as many for the 64x8 wgmma tiles),
 # times `mmafuzz run` and the GPU side alone, and leaves under $OUT one log and one corpus file
 # (gzipped JSONL) per path
 # (the device tool brings back at most 8 files of 16 MiB).
@@ -19,7 +20,9 @@ mkdir -p "$out"
   "$bin" devices
   "$bin" gpu-check --tiles 4096
   for p in $("$bin" devices | awk '/yes$/ {print $1}'); do
-    "$bin" gen --path "$p" --count "$tiles" --seed 2026 --out "$work/$p.jsonl"
+    n=$tiles
+    case "$p" in wgmma.*) n=$((tiles / 4)) ;; esac   # a 64x8 tile holds four 16x8 tiles' data
+    "$bin" gen --path "$p" --count "$n" --seed 2026 --out "$work/$p.jsonl"
     "$bin" record --path "$p" --in "$work/$p.jsonl" --corpus "$work/corpus"
   done
   # Throughput of `mmafuzz run` on the m16n8k16 f16 path (generation excluded).

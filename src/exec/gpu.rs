@@ -2,7 +2,7 @@
 //! case, one launch per batch. Every output element is poisoned before the launch and checked
 //! afterwards; every CUDA call's error is returned, never unwrapped.
 
-use super::paths::{PathSpec, MMA_SYNC_PTX};
+use super::paths::{Module, PathSpec};
 use crate::case::MmaCase;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use std::sync::Arc;
@@ -45,7 +45,9 @@ pub struct GpuInfo {
 pub struct Gpu {
     pub info: GpuInfo,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
+    mma_sync: Arc<CudaModule>,
+    /// Loaded only on GPUs with wgmma (sm_90a).
+    wgmma: Option<Arc<CudaModule>>,
 }
 
 /// Number of GPUs, or why there are none to use.
@@ -87,15 +89,22 @@ impl Gpu {
             compute_capability: ctx.compute_capability().map_err(cuda("reading the compute capability"))?,
             driver: driver_version()?,
         };
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(MMA_SYNC_PTX))
-            .map_err(cuda("loading the mma.sync PTX module"))?;
-        Ok(Gpu { info, stream: ctx.default_stream(), module })
+        let load = |m: Module| ctx.load_module(cudarc::nvrtc::Ptx::from_src(m.ptx()));
+        let mma_sync = load(Module::MmaSync).map_err(cuda("loading the mma.sync PTX module"))?;
+        let wgmma = if info.compute_capability == (9, 0) {
+            Some(load(Module::Wgmma).map_err(cuda("loading the wgmma PTX module"))?)
+        } else {
+            None
+        };
+        Ok(Gpu { info, stream: ctx.default_stream(), mma_sync, wgmma })
     }
 
-    /// Whether this GPU has the path's instruction.
+    /// Whether this GPU has the path's instruction (wgmma: exactly sm_90a).
     pub fn supports(&self, path: &PathSpec) -> bool {
-        self.info.compute_capability >= path.min_cc
+        match path.module {
+            Module::MmaSync => self.info.compute_capability >= path.min_cc,
+            Module::Wgmma => self.wgmma.is_some(),
+        }
     }
 
     /// Run a batch of cases through `path`; each result is D (row-major, C's format).
@@ -110,18 +119,19 @@ impl Gpu {
         for (i, c) in cases.iter().enumerate() {
             path.check(c).map_err(|e| GpuError::WrongCase(format!("case {i}: {e}")))?;
         }
-        let f = self.module.load_function(path.kernel).map_err(cuda(format!("finding kernel {}", path.kernel)))?;
+        let f = self.kernel(path)?;
+        let m = path.module;
         match (path.a_fmt.storage_bits(), path.c_fmt.storage_bits()) {
-            (8, 32) => self.launch::<u8, u32>(&f, cases, poison),
-            (16, 32) => self.launch::<u16, u32>(&f, cases, poison),
-            (16, 16) => self.launch::<u16, u16>(&f, cases, poison),
-            (32, 32) => self.launch::<u32, u32>(&f, cases, poison),
-            (64, 64) => self.launch::<u64, u64>(&f, cases, poison),
+            (8, 32) => self.launch::<u8, u32>(&f, m, cases, poison),
+            (16, 32) => self.launch::<u16, u32>(&f, m, cases, poison),
+            (16, 16) => self.launch::<u16, u16>(&f, m, cases, poison),
+            (32, 32) => self.launch::<u32, u32>(&f, m, cases, poison),
+            (64, 64) => self.launch::<u64, u64>(&f, m, cases, poison),
             other => unreachable!("no path has element widths {other:?}"),
         }
     }
 
-    fn launch<TA, TC>(&self, f: &CudaFunction, cases: &[MmaCase], poison: u64) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError>
+    fn launch<TA, TC>(&self, f: &CudaFunction, module: Module, cases: &[MmaCase], poison: u64) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError>
     where
         TA: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64>,
         TC: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64>,
@@ -132,7 +142,7 @@ impl Gpu {
         let b: Vec<TA> = cases.iter().flat_map(|c| c.b.iter().map(|&x| narrow_a(x))).collect();
         let c: Vec<TC> = cases.iter().flat_map(|c| c.c.iter().map(|&x| narrow_c(x))).collect();
         let poisoned = narrow_c(poison & cases[0].c_fmt.mask());
-        let d = self.launch_flat(f, &a, &b, &c, poisoned, cases.len())?;
+        let d = self.launch_flat(f, module, &a, &b, &c, poisoned, cases.len())?;
         let per = cases[0].m * cases[0].n;
         let results: Vec<Vec<u64>> = d.chunks(per).map(|t| t.iter().map(|&x| x.into()).collect()).collect();
         let maybe_unwritten = d.iter().map(|&x| x.into() == poisoned.into()).collect();
@@ -141,16 +151,20 @@ impl Gpu {
 
     /// One launch over flat arrays of `ntiles` tiles (A, B, C concatenated tile after tile);
     /// D comes back the same way, poisoned beforehand with `poison`.
-    pub fn launch_flat<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, a: &[TA], b: &[TA], c: &[TC], poison: TC, ntiles: usize) -> Result<Vec<TC>, GpuError> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_flat<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, module: Module, a: &[TA], b: &[TA], c: &[TC], poison: TC, ntiles: usize) -> Result<Vec<TC>, GpuError> {
         let d_host = vec![poison; c.len()];
         let s = &self.stream;
         let a_dev = s.clone_htod(a).map_err(cuda("copying A to the GPU"))?;
         let b_dev = s.clone_htod(b).map_err(cuda("copying B to the GPU"))?;
         let c_dev = s.clone_htod(c).map_err(cuda("copying C to the GPU"))?;
         let mut d_dev = s.clone_htod(&d_host).map_err(cuda("poisoning D on the GPU"))?;
-        let blocks = (ntiles as u32).div_ceil(WARPS_PER_BLOCK);
+        let (blocks, threads) = match module {
+            Module::MmaSync => ((ntiles as u32).div_ceil(WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK),
+            Module::Wgmma => (ntiles as u32, 128),
+        };
         let ntiles = ntiles as i64;
-        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (32 * WARPS_PER_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
         let mut launch = s.launch_builder(f);
         launch.arg(&a_dev).arg(&b_dev).arg(&c_dev).arg(&mut d_dev).arg(&ntiles);
         // SAFETY: the kernel reads m·k, k·n and m·n elements per tile and writes m·n, all within
@@ -163,7 +177,11 @@ impl Gpu {
 
     /// The kernel of a path, for [`Gpu::launch_flat`].
     pub fn kernel(&self, path: &PathSpec) -> Result<CudaFunction, GpuError> {
-        self.module.load_function(path.kernel).map_err(cuda(format!("finding kernel {}", path.kernel)))
+        let module = match path.module {
+            Module::MmaSync => &self.mma_sync,
+            Module::Wgmma => self.wgmma.as_ref().ok_or_else(|| GpuError::WrongCase(format!("{} needs sm_90a", path.id)))?,
+        };
+        module.load_function(path.kernel).map_err(cuda(format!("finding kernel {}", path.kernel)))
     }
 
     /// GPU-side throughput of the m16n8k16 f16 path: random tiles already in flat host arrays,
@@ -182,11 +200,11 @@ impl Gpu {
         let a: Vec<u16> = (0..batch * 256).map(|_| (next() as u16) & 0x7bff).collect();
         let b: Vec<u16> = (0..batch * 128).map(|_| (next() as u16) & 0xfbff).collect();
         let c: Vec<u32> = (0..batch * 128).map(|_| (next() as u32) & 0xbf7f_ffff).collect();
-        self.launch_flat(&f, &a, &b, &c, 0xaaaa_aaaa, batch)?; // warm-up: module, allocator
+        self.launch_flat(&f, Module::MmaSync, &a, &b, &c, 0xaaaa_aaaa, batch)?; // warm-up: module, allocator
         let start = std::time::Instant::now();
         let mut sink = 0u32;
         for _ in 0..batches {
-            let d = self.launch_flat(&f, &a, &b, &c, 0xaaaa_aaaa, batch)?;
+            let d = self.launch_flat(&f, Module::MmaSync, &a, &b, &c, 0xaaaa_aaaa, batch)?;
             sink ^= d[d.len() / 2];
         }
         std::hint::black_box(sink);

@@ -6,4 +6,4 @@ pub mod layout;
 pub mod paths;
 
 pub use gpu::{Gpu, GpuError, GpuInfo};
-pub use paths::{path_by_id, PathSpec, PATHS};
+pub use paths::{path_by_id, Module, PathSpec, PATHS};

@@ -13,23 +13,50 @@ pub struct PathSpec {
     pub m: usize,
     pub n: usize,
     pub k: usize,
-    /// Kernel entry point in `kernels/mma_sync.ptx`.
+    /// Kernel entry point in its module.
     pub kernel: &'static str,
+    pub module: Module,
     /// Lowest compute capability that has the instruction.
     pub min_cc: (i32, i32),
 }
 
+/// The PTX module a path's kernel lives in, and how it is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Module {
+    /// `kernels/mma_sync.ptx`: one warp per tile, four tiles per block.
+    MmaSync,
+    /// `kernels/wgmma.ptx` (sm_90a): one warpgroup (one block of 128 threads) per tile.
+    Wgmma,
+}
+
+impl Module {
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Module::MmaSync => MMA_SYNC_PTX,
+            Module::Wgmma => WGMMA_PTX,
+        }
+    }
+}
+
 /// PTX text of the mma.sync kernels (`src/exec/kernels/mma_sync.cu`, `scripts/build-ptx.sh`).
 pub const MMA_SYNC_PTX: &str = include_str!("kernels/mma_sync.ptx");
+/// PTX text of the wgmma kernels (`src/exec/kernels/wgmma.cu`).
+pub const WGMMA_PTX: &str = include_str!("kernels/wgmma.ptx");
 
 pub const PATHS: &[PathSpec] = &[
-    PathSpec { id: "mma.m16n8k16.f32.f16.f16.f32", a_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_f16_f16_f32", min_cc: (8, 0) },
-    PathSpec { id: "mma.m16n8k16.f32.bf16.bf16.f32", a_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_bf16_bf16_f32", min_cc: (8, 0) },
-    PathSpec { id: "mma.m16n8k16.f16.f16.f16.f16", a_fmt: Format::F16, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_f16_f16_f16", min_cc: (8, 0) },
-    PathSpec { id: "mma.m16n8k8.f32.tf32.tf32.f32", a_fmt: Format::Tf32, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_tf32_tf32_f32", min_cc: (8, 0) },
-    PathSpec { id: "mma.m16n8k32.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e4m3_e4m3_f32", min_cc: (8, 9) },
-    PathSpec { id: "mma.m16n8k32.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e5m2_e5m2_f32", min_cc: (8, 9) },
-    PathSpec { id: "mma.m8n8k4.f64.f64.f64.f64", a_fmt: Format::F64, c_fmt: Format::F64, m: 8, n: 8, k: 4, kernel: "mma_m8n8k4_f64_f64_f64_f64", min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.f32.f16.f16.f32", a_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.f32.bf16.bf16.f32", a_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_bf16_bf16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.f16.f16.f16.f16", a_fmt: Format::F16, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_f16_f16_f16", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k8.f32.tf32.tf32.f32", a_fmt: Format::Tf32, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_tf32_tf32_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k32.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e4m3_e4m3_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k32.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e5m2_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m8n8k4.f64.f64.f64.f64", a_fmt: Format::F64, c_fmt: Format::F64, m: 8, n: 8, k: 4, kernel: "mma_m8n8k4_f64_f64_f64_f64", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16", a_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.bf16.bf16", a_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_bf16_bf16", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f16.f16.f16", a_fmt: Format::F16, c_fmt: Format::F16, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f16_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k8.f32.tf32.tf32", a_fmt: Format::Tf32, c_fmt: Format::F32, m: 64, n: 8, k: 8, kernel: "wgmma_m64n8k8_f32_tf32_tf32", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k32.f32.e4m3.e4m3", a_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_f32_e4m3_e4m3", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k32.f32.e5m2.e5m2", a_fmt: Format::E5m2, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_f32_e5m2_e5m2", module: Module::Wgmma, min_cc: (9, 0) },
 ];
 
 /// The path with this identifier.
@@ -60,12 +87,14 @@ mod tests {
     /// entry point for every path.
     #[test]
     fn ptx_has_every_kernel_at_a_loadable_version() {
-        let version = MMA_SYNC_PTX.lines().find_map(|l| l.strip_prefix(".version ")).expect(".version line");
-        let (major, minor) = version.trim().split_once('.').expect("major.minor");
-        assert!((major.parse::<u32>().unwrap(), minor.parse::<u32>().unwrap()) <= (9, 0), "{version}");
-        assert!(MMA_SYNC_PTX.contains(".target sm_90a"));
+        for ptx in [MMA_SYNC_PTX, WGMMA_PTX] {
+            let version = ptx.lines().find_map(|l| l.strip_prefix(".version ")).expect(".version line");
+            let (major, minor) = version.trim().split_once('.').expect("major.minor");
+            assert!((major.parse::<u32>().unwrap(), minor.parse::<u32>().unwrap()) <= (9, 0), "{version}");
+            assert!(ptx.contains(".target sm_90a"));
+        }
         for p in PATHS {
-            assert!(MMA_SYNC_PTX.contains(&format!(".entry {}(", p.kernel)), "{}", p.kernel);
+            assert!(p.module.ptx().contains(&format!(".entry {}(", p.kernel)), "{}", p.kernel);
             assert!(path_by_id(p.id).is_some());
         }
     }
