@@ -14,6 +14,9 @@ tiles=${1:-2048}
 out=${OUT:-/tmp/mmafuzz-out}
 log="$out/log.txt"
 work=$(mktemp -d)
+# cuBLAS is loaded at run time: put a libcublas on the loader path if the system has one.
+cublas=$(find / -name 'libcublas.so.1[0-9]*' -not -path '/proc/*' 2>/dev/null | head -1)
+[ -n "$cublas" ] && export LD_LIBRARY_PATH="$(dirname "$cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 mkdir -p "$out"
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
@@ -21,7 +24,10 @@ mkdir -p "$out"
   "$bin" gpu-check --tiles 4096
   for p in $("$bin" devices | awk '/yes$/ {print $1}'); do
     n=$tiles
-    case "$p" in wgmma.*) n=$((tiles / 4)) ;; esac   # a 64x8 tile holds four 16x8 tiles' data
+    case "$p" in
+      wgmma.*) n=$((tiles / 4)) ;;    # a 64x8 tile holds four 16x8 tiles' data
+      cublas.*) n=$((tiles / 16)) ;;  # a 32x32x64 GEMM holds sixteen
+    esac
     "$bin" gen --path "$p" --count "$n" --seed 2026 --out "$work/$p.jsonl"
     "$bin" record --path "$p" --in "$work/$p.jsonl" --corpus "$work/corpus"
   done

@@ -24,6 +24,10 @@ pub enum GpuError {
     Unsupported { path: String, need_major: i32, need_minor: i32, major: i32, minor: i32 },
     #[error("the kernel left {0} output elements unwritten (poison survived): layout or launch bug")]
     Unwritten(usize),
+    #[error("cuBLAS is not available (libcublas not found on the library path)")]
+    NoCublas,
+    #[error("cuBLAS error while {what}: {source}")]
+    Cublas { what: String, source: cudarc::cublas::result::CublasError },
 }
 
 fn cuda(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
@@ -99,11 +103,14 @@ impl Gpu {
         Ok(Gpu { info, stream: ctx.default_stream(), mma_sync, wgmma })
     }
 
-    /// Whether this GPU has the path's instruction (wgmma: exactly sm_90a).
+    /// Whether this GPU has the path's instruction (wgmma: exactly sm_90a; cuBLAS: the library
+    /// can be loaded).
     pub fn supports(&self, path: &PathSpec) -> bool {
         match path.module {
             Module::MmaSync => self.info.compute_capability >= path.min_cc,
             Module::Wgmma => self.wgmma.is_some(),
+            // SAFETY: only probes whether the library can be loaded.
+            Module::Cublas => self.info.compute_capability >= path.min_cc && unsafe { cudarc::cublas::sys::is_culib_present() },
         }
     }
 
@@ -118,6 +125,9 @@ impl Gpu {
         }
         for (i, c) in cases.iter().enumerate() {
             path.check(c).map_err(|e| GpuError::WrongCase(format!("case {i}: {e}")))?;
+        }
+        if path.module == Module::Cublas {
+            return self.run_cublas(path, cases, poison);
         }
         let f = self.kernel(path)?;
         let m = path.module;
@@ -161,7 +171,7 @@ impl Gpu {
         let mut d_dev = s.clone_htod(&d_host).map_err(cuda("poisoning D on the GPU"))?;
         let (blocks, threads) = match module {
             Module::MmaSync => ((ntiles as u32).div_ceil(WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK),
-            Module::Wgmma => (ntiles as u32, 128),
+            Module::Wgmma | Module::Cublas => (ntiles as u32, 128),
         };
         let ntiles = ntiles as i64;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
@@ -180,6 +190,7 @@ impl Gpu {
         let module = match path.module {
             Module::MmaSync => &self.mma_sync,
             Module::Wgmma => self.wgmma.as_ref().ok_or_else(|| GpuError::WrongCase(format!("{} needs sm_90a", path.id)))?,
+            Module::Cublas => return Err(GpuError::WrongCase(format!("{} is a library call, not a kernel", path.id))),
         };
         module.load_function(path.kernel).map_err(cuda(format!("finding kernel {}", path.kernel)))
     }
@@ -225,6 +236,79 @@ impl Gpu {
         }
         let nondeterministic = r1.iter().zip(&r2).filter(|(a, b)| a != b).count();
         Ok(CheckedRun { results: r1, nondeterministic })
+    }
+}
+
+impl Gpu {
+    /// Whole-matrix cases through `cublasGemmEx` (D = A·B + C with alpha = beta = 1, compute in
+    /// f32 or f64, default algorithm). Row-major A·B is computed as column-major Bᵀ·Aᵀ. D starts
+    /// as C (beta = 1), so there is no poison to check: `poison` is unused and nothing is
+    /// reported unwritten.
+    fn run_cublas(&self, path: &PathSpec, cases: &[MmaCase], _poison: u64) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError> {
+        use cudarc::cublas::sys::{cublasComputeType_t as Compute, cublasGemmAlgo_t, cublasOperation_t, cudaDataType as Ty};
+        use cudarc::driver::DevicePtr;
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+            return Err(GpuError::NoCublas);
+        }
+        let blas = cudarc::cublas::CudaBlas::new(self.stream.clone()).map_err(|source| GpuError::Cublas { what: "creating a handle".into(), source })?;
+        let s = &self.stream;
+        let (ab_type, cd_type, compute) = match path.a_fmt {
+            crate::Format::F16 => (Ty::CUDA_R_16F, Ty::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
+            crate::Format::Bf16 => (Ty::CUDA_R_16BF, Ty::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
+            _ => (Ty::CUDA_R_64F, Ty::CUDA_R_64F, Compute::CUBLAS_COMPUTE_64F),
+        };
+        let wide = path.c_fmt == crate::Format::F64;
+        let mut out = Vec::with_capacity(cases.len());
+        for case in cases {
+            let (m, n, k) = (case.m as i32, case.n as i32, case.k as i32);
+            let d: Vec<u64> = if wide {
+                let a = s.clone_htod(&case.a).map_err(cuda("copying A"))?;
+                let b = s.clone_htod(&case.b).map_err(cuda("copying B"))?;
+                let dd = s.clone_htod(&case.c).map_err(cuda("copying C"))?;
+                let one = 1.0f64;
+                {
+                    let (ap, _ga) = a.device_ptr(s);
+                    let (bp, _gb) = b.device_ptr(s);
+                    let (dp, _gd) = dd.device_ptr(s);
+                    // SAFETY: pointers to live buffers of k·n, m·k and m·n elements; leading
+                    // dimensions match the row-major layouts read as column-major transposes.
+                    unsafe {
+                        cudarc::cublas::result::gemm_ex(*blas.handle(), cublasOperation_t::CUBLAS_OP_N, cublasOperation_t::CUBLAS_OP_N, n, m, k,
+                            &one as *const f64 as *const _, bp as *const _, ab_type, n, ap as *const _, ab_type, k,
+                            &one as *const f64 as *const _, dp as *mut _, cd_type, n, compute, cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT)
+                    }
+                    .map_err(|source| GpuError::Cublas { what: "running cublasGemmEx".into(), source })?;
+                }
+                s.clone_dtoh(&dd).map_err(cuda("copying D back"))?
+            } else {
+                let a: Vec<u16> = case.a.iter().map(|&x| x as u16).collect();
+                let b: Vec<u16> = case.b.iter().map(|&x| x as u16).collect();
+                let c: Vec<u32> = case.c.iter().map(|&x| x as u32).collect();
+                let a = s.clone_htod(&a).map_err(cuda("copying A"))?;
+                let b = s.clone_htod(&b).map_err(cuda("copying B"))?;
+                let dd = s.clone_htod(&c).map_err(cuda("copying C"))?;
+                let one = 1.0f32;
+                {
+                    let (ap, _ga) = a.device_ptr(s);
+                    let (bp, _gb) = b.device_ptr(s);
+                    let (dp, _gd) = dd.device_ptr(s);
+                    // SAFETY: as above.
+                    unsafe {
+                        cudarc::cublas::result::gemm_ex(*blas.handle(), cublasOperation_t::CUBLAS_OP_N, cublasOperation_t::CUBLAS_OP_N, n, m, k,
+                            &one as *const f32 as *const _, bp as *const _, ab_type, n, ap as *const _, ab_type, k,
+                            &one as *const f32 as *const _, dp as *mut _, cd_type, n, compute, cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT)
+                    }
+                    .map_err(|source| GpuError::Cublas { what: "running cublasGemmEx".into(), source })?;
+                }
+                let d: Vec<u32> = s.clone_dtoh(&dd).map_err(cuda("copying D back"))?;
+                d.into_iter().map(u64::from).collect()
+            };
+            out.push(d);
+        }
+        s.synchronize().map_err(cuda("waiting for the GPU"))?;
+        let flags = vec![false; out.iter().map(Vec::len).sum()];
+        Ok((out, flags))
     }
 }
 

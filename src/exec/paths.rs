@@ -27,6 +27,9 @@ pub enum Module {
     MmaSync,
     /// `kernels/wgmma.ptx` (sm_90a): one warpgroup (one block of 128 threads) per tile.
     Wgmma,
+    /// cuBLAS `cublasGemmEx` on whole matrices of any shape (the listed shape is what `gen`
+    /// makes): what libraries built on the tensor cores compute, k-blocking and all.
+    Cublas,
 }
 
 impl Module {
@@ -34,6 +37,7 @@ impl Module {
         match self {
             Module::MmaSync => MMA_SYNC_PTX,
             Module::Wgmma => WGMMA_PTX,
+            Module::Cublas => "",
         }
     }
 }
@@ -57,6 +61,9 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "wgmma.m64n8k8.f32.tf32.tf32", a_fmt: Format::Tf32, c_fmt: Format::F32, m: 64, n: 8, k: 8, kernel: "wgmma_m64n8k8_f32_tf32_tf32", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k32.f32.e4m3.e4m3", a_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_f32_e4m3_e4m3", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k32.f32.e5m2.e5m2", a_fmt: Format::E5m2, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_f32_e5m2_e5m2", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "cublas.gemm.f32.f16.f16.f32", a_fmt: Format::F16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
+    PathSpec { id: "cublas.gemm.f32.bf16.bf16.f32", a_fmt: Format::Bf16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
+    PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
 ];
 
 /// The path with this identifier.
@@ -67,8 +74,13 @@ pub fn path_by_id(id: &str) -> Option<&'static PathSpec> {
 impl PathSpec {
     /// Whether a case has this path's shape and formats.
     pub fn check(&self, case: &crate::MmaCase) -> Result<(), String> {
-        let want = (self.a_fmt, self.a_fmt, self.c_fmt, self.m, self.n, self.k);
-        let got = (case.a_fmt, case.b_fmt, case.c_fmt, case.m, case.n, case.k);
+        // cuBLAS takes any shape: only the formats must match.
+        let any_shape = self.module == Module::Cublas;
+        let shape = |m, n, k| if any_shape { (0, 0, 0) } else { (m, n, k) };
+        let (m, n, k) = shape(self.m, self.n, self.k);
+        let want = (self.a_fmt, self.a_fmt, self.c_fmt, m, n, k);
+        let (cm, cn, ck) = shape(case.m, case.n, case.k);
+        let got = (case.a_fmt, case.b_fmt, case.c_fmt, cm, cn, ck);
         if want != got {
             return Err(format!(
                 "path {} takes {}x{}x{} tiles of {} with C/D in {}; the case is {}x{}x{} {}/{} with C in {}",
@@ -93,7 +105,7 @@ mod tests {
             assert!((major.parse::<u32>().unwrap(), minor.parse::<u32>().unwrap()) <= (9, 0), "{version}");
             assert!(ptx.contains(".target sm_90a"));
         }
-        for p in PATHS {
+        for p in PATHS.iter().filter(|p| p.module != Module::Cublas) {
             assert!(p.module.ptx().contains(&format!(".entry {}(", p.kernel)), "{}", p.kernel);
             assert!(path_by_id(p.id).is_some());
         }
