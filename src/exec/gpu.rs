@@ -245,8 +245,7 @@ impl Gpu {
     /// as C (beta = 1), so there is no poison to check: `poison` is unused and nothing is
     /// reported unwritten.
     fn run_cublas(&self, path: &PathSpec, cases: &[MmaCase], _poison: u64) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError> {
-        use cudarc::cublas::sys::{cublasComputeType_t as Compute, cublasGemmAlgo_t, cublasOperation_t, cudaDataType as Ty};
-        use cudarc::driver::DevicePtr;
+        use cudarc::cublas::sys::{cublasComputeType_t as Compute, cudaDataType as Ty};
         // SAFETY: only probes whether the library can be loaded.
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
             return Err(GpuError::NoCublas);
@@ -258,50 +257,15 @@ impl Gpu {
             crate::Format::Bf16 => (Ty::CUDA_R_16BF, Ty::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
             _ => (Ty::CUDA_R_64F, Ty::CUDA_R_64F, Compute::CUBLAS_COMPUTE_64F),
         };
-        let wide = path.c_fmt == crate::Format::F64;
+        let types = (ab_type, cd_type, compute);
         let mut out = Vec::with_capacity(cases.len());
         for case in cases {
-            let (m, n, k) = (case.m as i32, case.n as i32, case.k as i32);
-            let d: Vec<u64> = if wide {
-                let a = s.clone_htod(&case.a).map_err(cuda("copying A"))?;
-                let b = s.clone_htod(&case.b).map_err(cuda("copying B"))?;
-                let dd = s.clone_htod(&case.c).map_err(cuda("copying C"))?;
-                let one = 1.0f64;
-                {
-                    let (ap, _ga) = a.device_ptr(s);
-                    let (bp, _gb) = b.device_ptr(s);
-                    let (dp, _gd) = dd.device_ptr(s);
-                    // SAFETY: pointers to live buffers of k·n, m·k and m·n elements; leading
-                    // dimensions match the row-major layouts read as column-major transposes.
-                    unsafe {
-                        cudarc::cublas::result::gemm_ex(*blas.handle(), cublasOperation_t::CUBLAS_OP_N, cublasOperation_t::CUBLAS_OP_N, n, m, k,
-                            &one as *const f64 as *const _, bp as *const _, ab_type, n, ap as *const _, ab_type, k,
-                            &one as *const f64 as *const _, dp as *mut _, cd_type, n, compute, cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT)
-                    }
-                    .map_err(|source| GpuError::Cublas { what: "running cublasGemmEx".into(), source })?;
-                }
-                s.clone_dtoh(&dd).map_err(cuda("copying D back"))?
+            let d: Vec<u64> = if path.c_fmt == crate::Format::F64 {
+                self.cublas_gemm(&blas, case, case.a.clone(), case.b.clone(), case.c.clone(), 1.0f64, types)?
             } else {
-                let a: Vec<u16> = case.a.iter().map(|&x| x as u16).collect();
-                let b: Vec<u16> = case.b.iter().map(|&x| x as u16).collect();
+                let narrow16 = |v: &[u64]| v.iter().map(|&x| x as u16).collect::<Vec<u16>>();
                 let c: Vec<u32> = case.c.iter().map(|&x| x as u32).collect();
-                let a = s.clone_htod(&a).map_err(cuda("copying A"))?;
-                let b = s.clone_htod(&b).map_err(cuda("copying B"))?;
-                let dd = s.clone_htod(&c).map_err(cuda("copying C"))?;
-                let one = 1.0f32;
-                {
-                    let (ap, _ga) = a.device_ptr(s);
-                    let (bp, _gb) = b.device_ptr(s);
-                    let (dp, _gd) = dd.device_ptr(s);
-                    // SAFETY: as above.
-                    unsafe {
-                        cudarc::cublas::result::gemm_ex(*blas.handle(), cublasOperation_t::CUBLAS_OP_N, cublasOperation_t::CUBLAS_OP_N, n, m, k,
-                            &one as *const f32 as *const _, bp as *const _, ab_type, n, ap as *const _, ab_type, k,
-                            &one as *const f32 as *const _, dp as *mut _, cd_type, n, compute, cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT)
-                    }
-                    .map_err(|source| GpuError::Cublas { what: "running cublasGemmEx".into(), source })?;
-                }
-                let d: Vec<u32> = s.clone_dtoh(&dd).map_err(cuda("copying D back"))?;
+                let d = self.cublas_gemm(&blas, case, narrow16(&case.a), narrow16(&case.b), c, 1.0f32, types)?;
                 d.into_iter().map(u64::from).collect()
             };
             out.push(d);
@@ -309,6 +273,43 @@ impl Gpu {
         s.synchronize().map_err(cuda("waiting for the GPU"))?;
         let flags = vec![false; out.iter().map(Vec::len).sum()];
         Ok((out, flags))
+    }
+}
+
+impl Gpu {
+    /// One row-major D = A·B + C through `cublasGemmEx`, computed as column-major Dᵀ = Bᵀ·Aᵀ + Cᵀ.
+    #[allow(clippy::too_many_arguments)]
+    fn cublas_gemm<TA: DeviceRepr, TC: DeviceRepr + ValidAsZeroBits + Copy, S>(
+        &self,
+        blas: &cudarc::cublas::CudaBlas,
+        case: &MmaCase,
+        a: Vec<TA>,
+        b: Vec<TA>,
+        c: Vec<TC>,
+        one: S,
+        (ab_type, cd_type, compute): (cudarc::cublas::sys::cudaDataType, cudarc::cublas::sys::cudaDataType, cudarc::cublas::sys::cublasComputeType_t),
+    ) -> Result<Vec<TC>, GpuError> {
+        use cudarc::cublas::sys::{cublasGemmAlgo_t, cublasOperation_t::CUBLAS_OP_N};
+        use cudarc::driver::DevicePtr;
+        let s = &self.stream;
+        let (m, n, k) = (case.m as i32, case.n as i32, case.k as i32);
+        let a = s.clone_htod(&a).map_err(cuda("copying A"))?;
+        let b = s.clone_htod(&b).map_err(cuda("copying B"))?;
+        let d = s.clone_htod(&c).map_err(cuda("copying C"))?;
+        {
+            let (ap, _ga) = a.device_ptr(s);
+            let (bp, _gb) = b.device_ptr(s);
+            let (dp, _gd) = d.device_ptr(s);
+            let one = &one as *const S as *const _;
+            // SAFETY: pointers to live buffers of m·k, k·n and m·n elements; the leading
+            // dimensions are those of the row-major layouts read as column-major transposes;
+            // alpha and beta point to a scalar of the compute type.
+            unsafe {
+                cudarc::cublas::result::gemm_ex(*blas.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, one, bp as *const _, ab_type, n, ap as *const _, ab_type, k, one, dp as *mut _, cd_type, n, compute, cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT)
+            }
+            .map_err(|source| GpuError::Cublas { what: "running cublasGemmEx".into(), source })?;
+        }
+        s.clone_dtoh(&d).map_err(cuda("copying D back"))
     }
 }
 
