@@ -94,3 +94,26 @@ pub fn replay_file(file: &Path, model: &Model) -> std::io::Result<ReplayStats> {
     }
     Ok(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A corrupted line is reported by file and line and skipped; the good lines still count.
+    #[test]
+    fn corrupted_lines_are_named_and_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mma.m16n8k16.f32.f16.f16.f32.jsonl");
+        let good = r#"{"a_fmt":"f16","c_fmt":"f32","m":1,"n":1,"k":1,"a":["3c00"],"b":["3c00"],"c":["00000000"],"d":["3f800000"]}"#;
+        let no_d = good.replace(r#","d":["3f800000"]"#, "");
+        std::fs::write(&file, format!("{good}\n{{\"a_fmt\": trunc\n{no_d}\n{good}\n")).unwrap();
+        let (cases, bad) = read_corpus(&file).unwrap();
+        assert_eq!(cases.len(), 2);
+        assert_eq!(bad.len(), 2);
+        assert!(bad[0].contains("mma.m16n8k16.f32.f16.f16.f32.jsonl:2:"), "{bad:?}");
+        assert!(bad[1].contains(":3:") && bad[1].contains("'d'"), "{bad:?}");
+        let s = replay_file(&file, &Model::load("exact-rne").unwrap()).unwrap();
+        assert_eq!((s.tiles, s.tiles_matching, s.bad_lines.len()), (2, 2, 2));
+        assert_eq!(corpus_path_id(&file), "mma.m16n8k16.f32.f16.f16.f32");
+    }
+}
