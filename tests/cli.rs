@@ -90,8 +90,17 @@ fn unknown_models_and_bad_model_files_are_clear_errors() {
 #[test]
 fn every_model_file_in_models_dir_is_the_embedded_one() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    for entry in std::fs::read_dir(dir).unwrap() {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else {
+            files.push(path);
+        }
+    }
+    assert!(files.len() >= 22, "{}", files.len());
+    for path in files {
         let from_file = mmafuzz::Model::load(path.to_str().unwrap()).unwrap();
         let embedded = mmafuzz::Model::load(&from_file.name).expect("every file is embedded");
         for f in mmafuzz::Format::ALL {

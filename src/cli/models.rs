@@ -12,6 +12,8 @@ pub fn models(show: Option<&str>) -> anyhow::Result<ExitCode> {
                 let m = Model::load(name)?;
                 println!("{name:<16} {}", m.description);
             }
+            let arch = mmafuzz::model::embedded_arch_model_names();
+            println!("\nPer-path models, ARCH:PATH ({}): {}", arch.len(), arch.join(", "));
             println!("\nAny path to a model TOML file works where a name does (see models/ for the format).");
         }
         Some(name) => {

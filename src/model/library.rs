@@ -10,12 +10,38 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("h100", include_str!("../../models/h100.toml")),
 ];
 
-/// Names of the embedded models, in library order.
+/// Per-path models, named `ARCH:PATH` (files `models/<arch>/<path>.toml`).
+const EMBEDDED_ARCH: &[(&str, &str)] = &[
+    ("sm90:cublas.gemm.f32.bf16.bf16.f32", include_str!("../../models/sm90/cublas.gemm.f32.bf16.bf16.f32.toml")),
+    ("sm90:cublas.gemm.f32.f16.f16.f32", include_str!("../../models/sm90/cublas.gemm.f32.f16.f16.f32.toml")),
+    ("sm90:cublas.gemm.f64.f64.f64.f64", include_str!("../../models/sm90/cublas.gemm.f64.f64.f64.f64.toml")),
+    ("sm90:mma.m16n8k16.f16.f16.f16.f16", include_str!("../../models/sm90/mma.m16n8k16.f16.f16.f16.f16.toml")),
+    ("sm90:mma.m16n8k16.f32.bf16.bf16.f32", include_str!("../../models/sm90/mma.m16n8k16.f32.bf16.bf16.f32.toml")),
+    ("sm90:mma.m16n8k16.f32.f16.f16.f32", include_str!("../../models/sm90/mma.m16n8k16.f32.f16.f16.f32.toml")),
+    ("sm90:mma.m16n8k32.f32.e4m3.e4m3.f32", include_str!("../../models/sm90/mma.m16n8k32.f32.e4m3.e4m3.f32.toml")),
+    ("sm90:mma.m16n8k32.f32.e5m2.e5m2.f32", include_str!("../../models/sm90/mma.m16n8k32.f32.e5m2.e5m2.f32.toml")),
+    ("sm90:mma.m16n8k8.f32.tf32.tf32.f32", include_str!("../../models/sm90/mma.m16n8k8.f32.tf32.tf32.f32.toml")),
+    ("sm90:mma.m8n8k4.f64.f64.f64.f64", include_str!("../../models/sm90/mma.m8n8k4.f64.f64.f64.f64.toml")),
+    ("sm90:wgmma.m64n8k16.f16.f16.f16", include_str!("../../models/sm90/wgmma.m64n8k16.f16.f16.f16.toml")),
+    ("sm90:wgmma.m64n8k16.f32.bf16.bf16", include_str!("../../models/sm90/wgmma.m64n8k16.f32.bf16.bf16.toml")),
+    ("sm90:wgmma.m64n8k16.f32.f16.f16", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.toml")),
+    ("sm90:wgmma.m64n8k32.f32.e4m3.e4m3", include_str!("../../models/sm90/wgmma.m64n8k32.f32.e4m3.e4m3.toml")),
+    ("sm90:wgmma.m64n8k32.f32.e5m2.e5m2", include_str!("../../models/sm90/wgmma.m64n8k32.f32.e5m2.e5m2.toml")),
+    ("sm90:wgmma.m64n8k8.f32.tf32.tf32", include_str!("../../models/sm90/wgmma.m64n8k8.f32.tf32.tf32.toml")),
+];
+
+/// Names of the embedded models, in library order (the per-path `ARCH:PATH` ones are listed by
+/// [`embedded_arch_model_names`]).
 pub fn embedded_model_names() -> Vec<&'static str> {
     EMBEDDED.iter().map(|(n, _)| *n).collect()
 }
 
+/// Names of the embedded per-path models, `ARCH:PATH`.
+pub fn embedded_arch_model_names() -> Vec<&'static str> {
+    EMBEDDED_ARCH.iter().map(|(n, _)| *n).collect()
+}
+
 /// The TOML text of an embedded model.
 pub fn embedded_model_source(name: &str) -> Option<&'static str> {
-    EMBEDDED.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+    EMBEDDED.iter().chain(EMBEDDED_ARCH).find(|(n, _)| *n == name).map(|(_, s)| *s)
 }

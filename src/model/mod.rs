@@ -10,7 +10,7 @@ mod lanes;
 mod library;
 
 pub use emulator::{Emulator, EmulatorError};
-pub use library::{embedded_model_names, embedded_model_source};
+pub use library::{embedded_arch_model_names, embedded_model_names, embedded_model_source};
 
 use crate::format::{Format, Overflow, Rounding};
 use serde::{Deserialize, Serialize};
@@ -258,9 +258,11 @@ impl Model {
     }
 
     /// Parse a model; every variant is resolved and checked now, so a bad file fails at load.
+    /// `base = "NAME"` starts from an embedded model's knobs and overrides them with this file's.
     pub fn from_toml(default_name: &str, src: &str) -> Result<Model, ModelError> {
         let invalid = |name: &str, message: String| ModelError::Invalid { name: name.to_string(), message };
-        let mut table: toml::Table = src.parse().map_err(|e| invalid(default_name, format!("not TOML: {e}")))?;
+        let table: toml::Table = src.parse().map_err(|e| invalid(default_name, format!("not TOML: {e}")))?;
+        let mut table = with_base(table, 0).map_err(|m| invalid(default_name, m))?;
         let name = match table.remove("name") {
             Some(toml::Value::String(s)) => s,
             None => default_name.to_string(),
@@ -342,6 +344,28 @@ impl Arithmetic {
     }
 }
 
+/// Expand `base = "NAME"`: the named embedded model's table (its own base expanded, its name,
+/// description and sources dropped) with `table` merged over it.
+fn with_base(mut table: toml::Table, depth: usize) -> Result<toml::Table, String> {
+    let Some(base) = table.remove("base") else {
+        return Ok(table);
+    };
+    let toml::Value::String(base) = base else {
+        return Err("'base' must be the name of a built-in model".into());
+    };
+    if depth > 8 {
+        return Err(format!("'base' chain too deep at '{base}'"));
+    }
+    let src = embedded_model_source(&base).ok_or_else(|| format!("base '{base}' is not a built-in model"))?;
+    let parsed: toml::Table = src.parse().map_err(|e| format!("base '{base}': {e}"))?;
+    let mut merged = with_base(parsed, depth + 1)?;
+    for key in ["name", "description", "sources"] {
+        merged.remove(key);
+    }
+    merge(&mut merged, &table);
+    Ok(merged)
+}
+
 /// Deep-merge `over` into `base` (tables merge, other values replace).
 fn merge(base: &mut toml::Table, over: &toml::Table) {
     for (k, v) in over {
@@ -365,7 +389,21 @@ mod tests {
             assert_eq!(m.name, *name);
             assert!(!m.sources.is_empty(), "{name} cites no source");
         }
+        for name in embedded_arch_model_names() {
+            let m = Model::load(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(m.name, *name);
+        }
         let h100 = Model::load("h100").unwrap();
+        let sm90 = Model::load("sm90:mma.m16n8k16.f32.f16.f16.f32").unwrap();
+        for f in Format::ALL {
+            assert_eq!(sm90.arithmetic(f), h100.arithmetic(f), "sm90 per-path models start as the H100 hypothesis");
+        }
+        let over = Model::from_toml("x", "base = \"h100\"\n[blocks]\nwidth = 8\n[variants.tf32.align]\nextra_bits = 5").unwrap();
+        assert_eq!(over.arithmetic(Format::F16).blocks.width, 8);
+        assert_eq!(over.arithmetic(Format::F16).align.extra_bits, 3);
+        assert_eq!(over.arithmetic(Format::Tf32).blocks.width, 4, "the base's tf32 variant still applies");
+        assert_eq!(over.arithmetic(Format::Tf32).align.extra_bits, 5);
+        assert!(Model::from_toml("x", "base = \"b200\"").unwrap_err().to_string().contains("b200"));
         assert_eq!(h100.arithmetic(Format::F16).blocks.width, 16);
         assert_eq!(h100.arithmetic(Format::Tf32).blocks.width, 4);
         assert_eq!(h100.arithmetic(Format::F64).products.round_to, Some(Format::F64));
