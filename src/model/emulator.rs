@@ -162,15 +162,14 @@ pub(crate) struct TileRun<'a> {
 /// A and B for the lane kernel: A row-major; B per chunk of eight columns, k rows of lanes.
 struct LanePrep {
     operands: LaneOperands,
-    /// Rows of A and columns of B that hold a NaN or infinity (left to the general path).
-    a_row_special: Vec<bool>,
-    b_col_special: Vec<bool>,
     window: Window,
 }
 
 /// The operands in the form the chosen kernel reads.
 enum LaneOperands {
-    Int { a: Vec<LaneOperand>, b: Vec<BLanes>, kernel: super::lanes::IntBlockFn },
+    /// `a_row_special`/`b_col_special`: rows of A and columns of B holding a NaN or infinity,
+    /// which the integer kernel cannot carry (left to the general path).
+    Int { a: Vec<LaneOperand>, b: Vec<BLanes>, a_row_special: Vec<bool>, b_col_special: Vec<bool>, kernel: super::lanes::IntBlockFn },
     /// `c`: C's exact values, NaN/Inf as NaN (those lanes go to the general path).
     Float { a: Vec<f64>, b: Vec<[f64; LANES]>, c: Vec<f64>, kernel: super::lanes::FloatTileFn },
 }
@@ -221,7 +220,7 @@ impl<'a> TileRun<'a> {
     /// The whole tile through the float kernel, when that is the kernel chosen; elements it
     /// hands back go through the general path.
     fn float_tile(&mut self) -> Option<Vec<u64>> {
-        let Some(LanePrep { operands: LaneOperands::Float { a, b, c, kernel }, window, .. }) = &self.lanes else {
+        let Some(LanePrep { operands: LaneOperands::Float { a, b, c, kernel }, window }) = &self.lanes else {
             return None;
         };
         let (m, n, k) = (self.case.m, self.case.n, self.case.k);
@@ -254,19 +253,21 @@ impl<'a> TileRun<'a> {
 
     /// Elements `(i, j0..j0+8)`: the lane kernel, then the general path for lanes it gave back.
     fn lane_chunk(&mut self, i: usize, j0: usize) -> [u64; LANES] {
-        let prep = self.lanes.as_ref().expect("lanes prepared");
+        let Some(LanePrep { operands: LaneOperands::Int { a, b, a_row_special, b_col_special, kernel }, window }) = &self.lanes else {
+            unreachable!("float tiles run whole, in float_tile");
+        };
         let (n, k) = (self.case.n, self.case.k);
         let width = LANES.min(n - j0);
-        let w = prep.window;
+        let w = *window;
         let mut accs = Accs::default();
         let mut live = [0u64; LANES];
         let mut zero = [0u64; LANES];
         let mut bits = [0u64; LANES];
         let c_row = &self.case.c[i * n + j0..i * n + j0 + width];
-        let row_ok = !prep.a_row_special[i];
+        let row_ok = !a_row_special[i];
         for (l, &bits) in c_row.iter().enumerate() {
             let c = Operand::decode(self.case.c_fmt, bits, self.ar.inputs.c_subnormals);
-            live[l] = (row_ok && !prep.b_col_special[j0 + l] && matches!(c.class, Class::Finite | Class::Zero)) as u64;
+            live[l] = (row_ok && !b_col_special[j0 + l] && matches!(c.class, Class::Finite | Class::Zero)) as u64;
             set_lane(&mut accs, l, c, w.field_sum);
         }
         let chunk = j0 / LANES;
@@ -275,10 +276,7 @@ impl<'a> TileRun<'a> {
                 break;
             }
             let (ra, rb) = (i * k + range.start..i * k + range.end, chunk * k + range.start..chunk * k + range.end);
-            match &prep.operands {
-                LaneOperands::Int { a, b, kernel } => kernel(&a[ra], &b[rb], &mut accs, &w, &mut live, &mut zero, &mut bits),
-                LaneOperands::Float { .. } => unreachable!("float tiles run whole, in float_tile"),
-            }
+            kernel(&a[ra], &b[rb], &mut accs, &w, &mut live, &mut zero, &mut bits);
         }
         let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep;
         let mut out = bits;
@@ -579,8 +577,6 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     // Bits a product may need above its window's last place (one more with field-sum keys).
     let drop_below = acc_fmt.precision() as i32 - 1 + ar.align.extra_bits + (mode == STICKY) as i32;
     let product_shift = (drop_below + 1 - (pa + pb) as i32 + 2).max(0) as u32;
-    let mut a_row_special = vec![false; m];
-    let mut b_col_special = vec![false; n];
     // f64 form: |terms| < 2^(drop_below + 2), at most 2^7 of them, exact below 2^53.
     let operands = match block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52) {
         Kernel::Float(kernel) => {
@@ -605,6 +601,8 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             LaneOperands::Float { a, b, c, kernel }
         }
         Kernel::Int(kernel) => {
+            let mut a_row_special = vec![false; m];
+            let mut b_col_special = vec![false; n];
             let special = |o: &Operand| matches!(o.class, Class::Nan | Class::Inf);
             let lane = |o: &Operand, p: u32| {
                 if o.class == Class::Finite {
@@ -629,7 +627,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
                     b[(j / LANES) * k + kk].set(j % LANES, lane(&o, pb));
                 }
             }
-            LaneOperands::Int { a, b, kernel }
+            LaneOperands::Int { a, b, a_row_special, b_col_special, kernel }
         }
     };
     let carry_mask = match ar.align.carry_bits {
@@ -638,8 +636,6 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     };
     LanePrep {
         operands,
-        a_row_special,
-        b_col_special,
         window: Window {
             p: acc_fmt.precision() as i64,
             extra_bits: ar.align.extra_bits as i64,

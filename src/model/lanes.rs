@@ -26,10 +26,11 @@ pub(super) struct LaneOperand {
 }
 
 /// `±sig · 2^lsb` as an f64, exact for the significands and exponents of narrow formats.
+/// Branch-free (the sign is OR-ed in), so that lanes of it vectorise.
 #[inline(always)]
 pub(super) fn exact_f64(neg: bool, sig: u64, lsb: i64) -> f64 {
     let v = (sig as i64) as f64 * f64::from_bits(((lsb + 1023).clamp(1, 2046) as u64) << 52);
-    if neg { -v } else { v }
+    f64::from_bits(v.to_bits() | ((neg as u64) << 63))
 }
 
 impl LaneOperand {
@@ -294,9 +295,7 @@ fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], ze
         acc.lsb[l] = q;
         acc.neg[l] = neg;
         acc.key[l] = if w.field_sum { if subnormal == 1 { f.emin } else { q + f.p - 1 } } else { top };
-        // ±kept·2^q as an exact f64 (q stays inside f64's normal range here).
-        let v = (kept as i64) as f64 * f64::from_bits(((q + 1023).clamp(1, 2046) as u64) << 52);
-        acc.val[l] = f64::from_bits(v.to_bits() | (neg << 63));
+        acc.val[l] = exact_f64(neg == 1, kept, q);
     }
 }
 
