@@ -2,11 +2,54 @@
 //! subnormals, special significands, NaN/Inf) and case shapes that expose alignment and order
 //! (exact cancellation, one big term with tiny ones at gaps around the accumulator width).
 //! Every case records the recipe that made it under `"recipe"`.
+//!
+//! The generators draw from any [`Rng`]: a seeded PRNG for reproducible hunts, or
+//! [`BytesRng`], which reads libFuzzer's bytes through `arbitrary`, so that coverage-guided fuzzing
+//! steers the same recipes ([`ArbitraryCase`]).
 
 use crate::case::MmaCase;
+use crate::exec::PATHS;
 use crate::format::Format;
-use rand::Rng;
+use arbitrary::{Arbitrary, Unstructured};
+use rand::{Rng, RngCore};
 use serde_json::json;
+
+/// An [`RngCore`] over fuzzer bytes: every draw consumes input, and an exhausted input reads as
+/// zeros (so every recipe still completes).
+pub struct BytesRng<'a, 'b>(pub &'b mut Unstructured<'a>);
+
+impl RngCore for BytesRng<'_, '_> {
+    fn next_u32(&mut self) -> u32 {
+        u32::arbitrary(self.0).unwrap_or(0)
+    }
+    fn next_u64(&mut self) -> u64 {
+        u64::arbitrary(self.0).unwrap_or(0)
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        if self.0.fill_buffer(dest).is_err() {
+            dest.fill(0);
+        }
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+/// A generated case of one of the known instruction paths' shapes, built from fuzzer bytes.
+#[derive(Clone, Debug)]
+pub struct ArbitraryCase {
+    pub path: &'static str,
+    pub case: MmaCase,
+}
+
+impl<'a> Arbitrary<'a> for ArbitraryCase {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let p = u.choose(PATHS)?;
+        let case = case(&mut BytesRng(u), p.a_fmt, p.c_fmt, p.m, p.n, p.k);
+        Ok(ArbitraryCase { path: p.id, case })
+    }
+}
 
 /// A significand shape: where rounding and alignment bugs live.
 #[derive(Clone, Copy, Debug)]
@@ -96,6 +139,11 @@ pub enum Recipe {
     BigPlusTiny { gap: i32 },
     /// Finite values with exponents in a narrow band (realistic data).
     Band,
+    /// C dominant, every product tiny `gap` binades below it (Fasi et al.'s "c = 1 plus tiny
+    /// products": what the alignment window drops).
+    CDominant { gap: i32 },
+    /// Operands and C at the ends of their formats' ranges: underflow, overflow, subnormal sums.
+    Extremes,
 }
 
 impl Recipe {
@@ -105,16 +153,22 @@ impl Recipe {
             Recipe::Cancellation => json!({"kind": "cancellation"}),
             Recipe::BigPlusTiny { gap } => json!({"kind": "big_plus_tiny", "gap": gap}),
             Recipe::Band => json!({"kind": "band"}),
+            Recipe::CDominant { gap } => json!({"kind": "c_dominant", "gap": gap}),
+            Recipe::Extremes => json!({"kind": "extremes"}),
         }
     }
 }
 
-/// Pick a recipe: gaps cluster around `acc_precision` (±8 and a little beyond).
+/// Pick a recipe: gaps cluster around the accumulator width, `acc_precision` plus up to 3
+/// extra alignment bits, ±8.
 pub fn pick_recipe<R: Rng>(rng: &mut R, acc_precision: u32) -> Recipe {
-    match rng.gen_range(0..4) {
+    let gap = acc_precision as i32 + rng.gen_range(-8..=11);
+    match rng.gen_range(0..6) {
         0 => Recipe::Independent,
         1 => Recipe::Cancellation,
-        2 => Recipe::BigPlusTiny { gap: acc_precision as i32 + rng.gen_range(-8..=10) },
+        2 => Recipe::BigPlusTiny { gap },
+        3 => Recipe::CDominant { gap },
+        4 => Recipe::Extremes,
         _ => Recipe::Band,
     }
 }
@@ -124,6 +178,21 @@ pub fn case<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n: usiz
     let acc_p = if c_fmt == Format::F64 { 53 } else { 24 };
     let recipe = pick_recipe(rng, acc_p);
     case_with(rng, a_fmt, c_fmt, m, n, k, recipe)
+}
+
+/// Case number `index` of a hunt with `seed`, for a path: each case has its own generator
+/// state, so batches can be made in parallel and a resumed hunt continues exactly. Records
+/// `"seed": [seed, index]` and the recipe.
+pub fn case_at(p: &crate::exec::PathSpec, seed: u64, index: u64) -> MmaCase {
+    use rand::SeedableRng;
+    // SplitMix64 of (seed, index): neighbouring indices get unrelated generator states.
+    let mut z = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ index.wrapping_add(0x632b_e59b_d9b4_e019);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31));
+    let mut c = case(&mut rng, p.a_fmt, p.c_fmt, p.m, p.n, p.k);
+    c.extra.insert("seed".into(), json!([seed, index]));
+    c
 }
 
 /// Generate one case with a given recipe.
@@ -193,6 +262,43 @@ pub fn case_with<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n:
                     _ => finite_in(rng, c_fmt, top - gap..=top - gap),
                 };
             }
+        }
+        Recipe::CDominant { gap } => {
+            // Products 2^e·(tiny significands): split each target exponent between a and b.
+            let top = rng.gen_range(-6..=6);
+            let (lo, hi) = (a_fmt.emin(), a_fmt.emax());
+            let tiny = top - gap;
+            // Half the time every b is 1 and a carries the whole product (down into subnormals).
+            let ones = rng.gen_bool(0.5);
+            let one = a_fmt.encode_exact(false, 1, 0).expect("1 is representable");
+            for kk in 0..k {
+                let live = rng.gen_bool(0.8);
+                let e = tiny + rng.gen_range(-1..=1);
+                let ea = if ones { e } else { (e / 2).clamp(lo, hi) };
+                let eb = (e - ea).clamp(lo, hi);
+                for i in 0..m {
+                    case.a[i * k + kk] = if !live {
+                        a_fmt.zero_bits(false)
+                    } else if ea < lo {
+                        a_fmt.encode_exact(rng.gen_bool(0.2), 1, ea).unwrap_or(0)
+                    } else {
+                        finite_in(rng, a_fmt, ea..=ea)
+                    };
+                }
+                for j in 0..n {
+                    case.b[kk * n + j] = if ones { one } else { finite_in(rng, a_fmt, eb..=eb) };
+                }
+            }
+            case.c.iter_mut().for_each(|x| *x = finite_in(rng, c_fmt, top..=top));
+        }
+        Recipe::Extremes => {
+            let end = |rng: &mut R, f: Format| {
+                let e = if rng.gen_bool(0.5) { f.emin() + rng.gen_range(0..3) } else { f.emax() - rng.gen_range(0..3) };
+                if rng.gen_bool(0.2) { value(rng, f) } else { finite_in(rng, f, e..=e) }
+            };
+            case.a.iter_mut().for_each(|x| *x = end(rng, a_fmt));
+            case.b.iter_mut().for_each(|x| *x = end(rng, a_fmt));
+            case.c.iter_mut().for_each(|x| *x = end(rng, c_fmt));
         }
     }
     case.extra.insert("recipe".into(), recipe.describe());

@@ -29,6 +29,7 @@ pub mod exec;
 pub mod format;
 pub mod gemm;
 pub mod gen;
+pub mod hunt;
 pub mod model;
 pub mod probes;
 pub mod replay;

@@ -56,6 +56,22 @@ pub fn append_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result
     std::fs::rename(&tmp, path)
 }
 
+/// Replace the file at `path` with `bytes` so that readers see the old file or the new one,
+/// never a part (written beside it, synced, renamed).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
 /// Today's date in UTC, `YYYY-MM-DD` (for provenance).
 pub fn today_utc() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);

@@ -4,6 +4,7 @@ mod bench;
 mod emulate;
 mod gemm;
 mod gpu;
+mod hunt;
 mod io;
 mod models;
 mod probes;
@@ -71,6 +72,15 @@ enum Command {
         #[arg(long, short)]
         verbose: bool,
     },
+    /// Hunt for divergences: generate edge-biased tiles, run them on side A (the GPU, the exact
+    /// value, or a model) and on the model under test, compare bit for bit, minimise each new
+    /// kind of divergence to the smallest case that still shows it, and write it to
+    /// FINDINGS/<path>/<id>.md.
+    ///
+    /// Exit status: 0 when nothing diverged, 1 when something did, 2 on errors. Ctrl-C stops
+    /// after the current batch; files are written atomically, so even a killed hunt loses
+    /// nothing it reported. `--resume` continues from the saved state.
+    Hunt(hunt::HuntArgs),
     /// Emulate a whole GEMM (FTTN's D = C - A·B example) with a chosen schedule.
     Gemm(gemm::GemmArgs),
     /// Measure emulator throughput against the MPFR reference, per instruction shape.
@@ -160,6 +170,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reference { input, output, rounding } => emulate::reference(&input, &output, rounding),
         Command::Probes { model, filter, verbose } => probes::probes(model.as_deref(), filter.as_deref(), verbose),
         Command::Gemm(args) => gemm::gemm(args),
+        Command::Hunt(args) => hunt::hunt(args),
         Command::Bench { models, seconds } => bench::bench(&models, seconds),
         Command::Models { show } => models::models(show.as_deref()),
         Command::Devices => gpu::devices(),

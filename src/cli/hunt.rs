@@ -1,0 +1,233 @@
+//! `mmafuzz hunt`: the main job. Progress (tiles/s, divergences, findings, time left), Ctrl-C
+//! that stops cleanly, `--resume`, and a summary table at the end.
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use mmafuzz::exec::gpu::device_count;
+use mmafuzz::exec::{path_by_id, Gpu, PATHS};
+use mmafuzz::hunt::{Hunt, HuntConfig, HuntState, Side};
+use mmafuzz::{Model, Rounding};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Debug)]
+pub struct HuntArgs {
+    /// Instruction path whose shape and formats to hunt (mmafuzz devices lists them).
+    #[arg(long, default_value = "mma.m16n8k16.f32.f16.f16.f32")]
+    path: String,
+    /// The model under test (side B); default: the path's current sm90 model, sm90:PATH.
+    #[arg(long)]
+    model: Option<String>,
+    /// Side A: `gpu`, `exact` (MPFR, rounded to nearest), `exact-rz`/`-ru`/`-rd`/`-rna`, or a
+    /// model name or file. Default: `gpu` when a GPU is present, otherwise `exact`.
+    #[arg(long)]
+    against: Option<String>,
+    /// Stop after this long (e.g. 90s, 10m, 1h).
+    #[arg(long, value_parser = parse_duration)]
+    time: Option<Duration>,
+    /// Stop after this many tiles in total (a resumed hunt counts what it did before).
+    #[arg(long)]
+    tiles: Option<u64>,
+    /// Seed of the generators: the same seed makes the same tiles.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Tiles per batch (default: 16384 with a GPU side, 1024 otherwise).
+    #[arg(long)]
+    batch: Option<usize>,
+    /// Divergences minimised per class; the others are counted.
+    #[arg(long, default_value_t = 2)]
+    per_class: u64,
+    /// Minimiser rounds per divergence.
+    #[arg(long, default_value_t = 200)]
+    max_rounds: usize,
+    /// Also compare one tile in N with the exact value and check monotonicity on it.
+    #[arg(long, default_value_t = 64)]
+    exact_every: u64,
+    /// Findings directory (one subdirectory per path; the hunt's state is kept there too).
+    #[arg(long, default_value = "findings")]
+    findings: PathBuf,
+    /// Continue the saved hunt of the same path and sides (its seed and position).
+    #[arg(long)]
+    resume: bool,
+    /// GPUs to spread the GPU side over: comma-separated ordinals, or `all`.
+    #[arg(long, default_value = "0")]
+    devices: String,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (num, unit) = s.trim().split_at(s.trim().find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.trim().len()));
+    let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration like 90s, 10m or 1h"))?;
+    let secs = match unit {
+        "" | "s" => v,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return Err(format!("unknown unit '{unit}' in '{s}' (use s, m or h)")),
+    };
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(format!("'{s}' must be a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn open_gpus(devices: &str, path: &'static mmafuzz::exec::PathSpec) -> anyhow::Result<Side> {
+    let ordinals: Vec<usize> = if devices == "all" {
+        (0..device_count()?).collect()
+    } else {
+        devices.split(',').map(|d| d.trim().parse().with_context(|| format!("'{d}' is not a GPU ordinal"))).collect::<anyhow::Result<_>>()?
+    };
+    anyhow::ensure!(!ordinals.is_empty(), "--devices names no GPU");
+    let gpus = ordinals.iter().map(|&o| Gpu::open(o)).collect::<Result<Vec<_>, _>>()?;
+    for g in &gpus {
+        anyhow::ensure!(g.supports(path), "{} cannot run {}", g.info.name, path.id);
+    }
+    Ok(Side::Gpu { gpus, path })
+}
+
+fn side_a(against: Option<&str>, devices: &str, path: &'static mmafuzz::exec::PathSpec) -> anyhow::Result<Side> {
+    match against {
+        Some("gpu") => open_gpus(devices, path),
+        None => match device_count() {
+            Ok(n) if n > 0 => open_gpus(devices, path),
+            _ => {
+                eprintln!("no GPU here: hunting against the exact value (MPFR) instead (--against exact)");
+                Ok(Side::Exact(Rounding::Rne))
+            }
+        },
+        Some("exact") => Ok(Side::Exact(Rounding::Rne)),
+        Some(s) if s.starts_with("exact-") => Ok(Side::Exact(s["exact-".len()..].parse().map_err(|e: String| anyhow::anyhow!(e))?)),
+        Some(m) => Ok(Side::model(Model::load(m)?)),
+    }
+}
+
+pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
+    let path = path_by_id(&args.path).with_context(|| {
+        let ids: Vec<_> = PATHS.iter().map(|p| p.id).collect();
+        format!("unknown path '{}' (known: {})", args.path, ids.join(", "))
+    })?;
+    anyhow::ensure!(args.time.is_some() || args.tiles.is_some(), "say how long to hunt: --time (e.g. 10m) or --tiles N");
+    let model = args.model.clone().unwrap_or_else(|| format!("sm90:{}", path.id));
+    let b = Side::model(Model::load(&model)?);
+    let a = side_a(args.against.as_deref(), &args.devices, path)?;
+    let gpu = matches!(a, Side::Gpu { .. });
+    let cfg = HuntConfig {
+        path,
+        seed: args.seed,
+        batch: args.batch.unwrap_or(if gpu { 1 << 14 } else { 1 << 10 }).max(1),
+        max_tiles: args.tiles,
+        max_time: args.time,
+        per_class: args.per_class,
+        max_rounds: args.max_rounds,
+        exact_every: args.exact_every,
+        findings: args.findings.clone(),
+    };
+    let mut hunt = Hunt::new(cfg, &a, &b, args.resume)?;
+    for p in &hunt.problems {
+        eprintln!("skipped unreadable finding {p}");
+    }
+    eprintln!("hunting {}: A = {} | B = {}", path.id, a.describe(), b.describe());
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let presses = Arc::new(AtomicUsize::new(0));
+    {
+        let (stop, presses) = (stop.clone(), presses.clone());
+        let _ = ctrlc::set_handler(move || {
+            if presses.fetch_add(1, Ordering::SeqCst) > 0 {
+                eprintln!("\nstopped; every finding reported so far is on disk");
+                std::process::exit(130);
+            }
+            stop.store(true, Ordering::SeqCst);
+            eprintln!("\nstopping after this batch (Ctrl-C again to quit now; nothing is lost either way)");
+        });
+    }
+
+    let bar = progress_bar(&args);
+    let started = Instant::now();
+    let (tiles0, interactive) = (hunt.state.tiles, std::io::stderr().is_terminal());
+    let mut last_line = Instant::now();
+    hunt.run(&stop, |s: &HuntState| {
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        let rate = (s.tiles - tiles0) as f64 / secs;
+        let msg = format!(
+            "{} tiles, {:.0} tiles/s, {:.2e} dot products/s, {} divergent elements, {} findings",
+            s.tiles,
+            rate,
+            rate * (path.m * path.n) as f64,
+            s.divergent_elements,
+            s.findings()
+        );
+        match (args.time, args.tiles) {
+            (Some(t), _) => bar.set_position((started.elapsed().as_millis() as u64).min(t.as_millis() as u64)),
+            (None, Some(_)) => bar.set_position(s.tiles),
+            _ => {}
+        }
+        if !interactive && last_line.elapsed() > Duration::from_secs(30) {
+            eprintln!("[{:>6.0} s] {msg}", secs);
+            last_line = Instant::now();
+        }
+        bar.set_message(msg);
+    })?;
+    bar.finish_and_clear();
+    print_summary(&hunt, path, started.elapsed().as_secs_f64(), hunt.state.tiles - tiles0, &args.findings);
+    Ok(if hunt.state.divergent_elements == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn progress_bar(args: &HuntArgs) -> ProgressBar {
+    let (len, template) = match (args.time, args.tiles) {
+        (Some(t), _) => (t.as_millis() as u64, "{bar:30} {elapsed} of {duration} {msg}"),
+        (None, Some(n)) => (n, "{bar:30} {pos}/{len} tiles, {eta} left, {msg}"),
+        _ => (0, "{msg}"),
+    };
+    let bar = ProgressBar::new(len);
+    bar.set_style(ProgressStyle::with_template(template).expect("valid template"));
+    bar
+}
+
+fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: u64, findings: &std::path::Path) {
+    let s = &hunt.state;
+    let rate = tiles as f64 / secs.max(1e-9);
+    println!("hunt {}: A = {} vs B = {}, seed {}", s.path, s.side_a, s.side_b, s.seed);
+    println!(
+        "this run: {tiles} tiles in {secs:.1} s = {rate:.0} tiles/s = {:.3e} dot products/s (k = {}); whole hunt: {} tiles in {:.1} s",
+        rate * (path.m * path.n) as f64,
+        path.k,
+        s.tiles,
+        s.elapsed_s
+    );
+    println!("divergent: {} tiles, {} elements", s.divergent_tiles, s.divergent_elements);
+    if !s.classes.is_empty() {
+        println!("classes of {} divergent elements (at most 4096 per batch, spread evenly):", s.classified);
+        println!("{:<60} {:>10} {:>10} {:>9}", "class", "elements", "minimised", "findings");
+        for (class, c) in &s.classes {
+            println!("{class:<60} {:>10} {:>10} {:>9}", c.elements, c.minimised, c.findings.len());
+        }
+    }
+    if !s.minimised_terms.is_empty() {
+        let sizes: Vec<String> = s.minimised_terms.iter().map(|(t, n)| format!("{n} with {t}")).collect();
+        println!("minimised cases by nonzero terms (C counted): {}", sizes.join(", "));
+    }
+    println!("{:<24} {:>10} {:>9} {:>9} {:>13}", "vs exact (sampled)", "elements", "nearest", "faithful", "max |ulp err|");
+    for (name, e) in [(&s.side_a, &s.exact[0]), (&s.side_b, &s.exact[1])] {
+        let pct = |x: u64| 100.0 * x as f64 / e.elements.max(1) as f64;
+        println!("{name:<24} {:>10} {:>8.2}% {:>8.2}% {:>13.3e}", e.elements, pct(e.nearest), pct(e.faithful), e.max_ulp_error);
+    }
+    println!(
+        "monotonicity (C raised one ulp): {} / {} checks violated on A, {} / {} on B",
+        s.monotonic_violations[0], s.monotonic_checked[0], s.monotonic_violations[1], s.monotonic_checked[1]
+    );
+    for ex in &s.monotonic_examples {
+        println!("  {ex}");
+    }
+    println!(
+        "findings: {} new, {} merged into existing files, in {}",
+        s.findings_new,
+        s.findings_merged,
+        findings.join(path.id).display()
+    );
+    for p in &hunt.problems {
+        println!("skipped unreadable finding {p}");
+    }
+}

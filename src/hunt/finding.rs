@@ -1,0 +1,246 @@
+//! Findings: one Markdown file per minimised divergence under `findings/<path>/<id>.md`, readable
+//! on its own, with the full record as a JSON block at the end (what `hunt` reads back to merge
+//! duplicates). Files are replaced atomically; a file that cannot be read is reported by name.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// One side's output for the minimised element, and where it lies against the exact value.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct SideOutput {
+    pub side: String,
+    /// What the side is (GPU name, driver and path; model and description; reference).
+    pub detail: String,
+    /// Raw bits of D's element in hex.
+    pub bits: String,
+    pub value: String,
+}
+
+/// A minimised divergence.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    pub id: String,
+    pub path: String,
+    /// The class the minimiser kept (see `hunt::compare`).
+    pub class: String,
+    /// The minimised case in words.
+    pub summary: String,
+    pub a: SideOutput,
+    pub b: SideOutput,
+    /// The exact value of the element and its correct rounding to nearest.
+    pub exact: String,
+    pub exact_nearest: String,
+    /// Which knob the data contradicts, where a single knob change tells.
+    pub explanation: String,
+    /// Single-knob changes of a model side that reproduce the other side on the minimised case.
+    pub knob_changes: Vec<String>,
+    /// The minimised case as an interchange line, with "d" = side A's output and "d_b".
+    pub minimised: Value,
+    pub minimised_element: [usize; 2],
+    /// The tile the hunt generated (recipe and seed inside), with both sides' D.
+    pub original: Value,
+    pub original_element: [usize; 2],
+    /// Minimiser effort: rounds and candidate tiles evaluated.
+    pub rounds: usize,
+    pub evaluated: usize,
+    /// How often hunts minimised a divergence to this same case.
+    pub seen: u64,
+    pub first_seen: String,
+    pub last_seen: String,
+}
+
+/// Stable 64-bit FNV-1a (file names must not change between Rust versions).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The identity of a minimised case: same path, same sides, same inputs, same element.
+pub fn finding_id(path: &str, side_a: &str, side_b: &str, minimised: &Value, element: [usize; 2]) -> String {
+    let key = format!("{path}|{side_a}|{side_b}|{}|{}|{}|{:?}", minimised["a"], minimised["b"], minimised["c"], element);
+    format!("{:016x}", fnv1a(key.as_bytes()))
+}
+
+const RECORD_FENCE: &str = "```json\n";
+
+impl Finding {
+    /// The file's text: a readable report, then the record.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        s.push_str(&format!("# {}: {} vs {}\n\n", self.path, self.a.side, self.b.side));
+        s.push_str(&format!("**Minimised:** {}\n\n", self.summary));
+        s.push_str(&format!("**Class:** {} (A = {}, B = {})\n\n", self.class, self.a.side, self.b.side));
+        s.push_str("| side | D element | value |\n|---|---|---|\n");
+        for o in [&self.a, &self.b] {
+            s.push_str(&format!("| {} | `{}` | {} |\n", o.side, o.bits, o.value));
+        }
+        s.push_str(&format!("| exact | | {} |\n| exact, rounded to nearest | `{}` | |\n\n", self.exact, self.exact_nearest));
+        s.push_str(&format!("**Explanation:** {}\n\n", self.explanation));
+        s.push_str(&format!("- A: {}\n- B: {}\n", self.a.detail, self.b.detail));
+        s.push_str(&format!(
+            "- Seen {} time(s), first {}, last {}; minimised in {} rounds ({} candidate tiles)\n",
+            self.seen, self.first_seen, self.last_seen, self.rounds, self.evaluated
+        ));
+        s.push_str(&format!(
+            "- Original: element ({}, {}) of a generated tile (recipe {}, seed {})\n\n",
+            self.original_element[0], self.original_element[1], self.original.get("recipe").unwrap_or(&Value::Null), self.original.get("seed").unwrap_or(&Value::Null)
+        ));
+        s.push_str("Nonzero inputs of the minimised case (raw bits; the full tile is in the record):\n\n");
+        s.push_str(&format!("```\n{}\n```\n\n", nonzero_inputs(&self.minimised)));
+        s.push_str("## Record\n\n");
+        s.push_str(RECORD_FENCE);
+        // One line: the record is for programs; the report above is for people.
+        s.push_str(&serde_json::to_string(self).expect("a finding serialises"));
+        s.push_str("\n```\n");
+        s
+    }
+
+    /// Parse a finding file's record block.
+    pub fn parse(text: &str) -> Result<Finding, String> {
+        let start = text.rfind(RECORD_FENCE).ok_or("no ```json record block")? + RECORD_FENCE.len();
+        let end = text[start..].find("\n```").ok_or("the record block is not closed")? + start;
+        serde_json::from_str(&text[start..end]).map_err(|e| format!("bad record: {e}"))
+    }
+}
+
+/// `a[i][k] = 3c00, ...` for every nonzero input of an interchange case.
+fn nonzero_inputs(case: &Value) -> String {
+    let dim = |k: &str| case[k].as_u64().unwrap_or(1).max(1) as usize;
+    let (n, k) = (dim("n"), dim("k"));
+    let mut parts = Vec::new();
+    for (name, cols) in [("a", k), ("b", n), ("c", n)] {
+        for (idx, v) in case[name].as_array().into_iter().flatten().enumerate() {
+            let bits = v.as_str().unwrap_or("?");
+            if bits.chars().any(|ch| ch != '0') {
+                parts.push(format!("{name}[{}][{}] = {bits}", idx / cols, idx % cols));
+            }
+        }
+    }
+    if parts.is_empty() {
+        "all inputs zero".into()
+    } else {
+        parts.join("\n")
+    }
+}
+
+/// The file a finding lives in.
+pub fn finding_file(dir: &Path, f: &Finding) -> PathBuf {
+    dir.join(&f.path).join(format!("{}.md", f.id))
+}
+
+/// What happened when a finding was stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    New,
+    /// Same minimised case as an existing file: its count was raised.
+    Merged,
+}
+
+/// Write a finding, or merge it into the existing file with the same id (counts and dates). An
+/// unreadable existing file is kept aside as `<name>.unreadable` and reported in the error list.
+pub fn store(dir: &Path, mut f: Finding, problems: &mut Vec<String>) -> std::io::Result<Stored> {
+    let file = finding_file(dir, &f);
+    let mut how = Stored::New;
+    match std::fs::read_to_string(&file) {
+        Ok(text) => match Finding::parse(&text) {
+            Ok(old) => {
+                f.seen += old.seen;
+                f.first_seen = old.first_seen;
+                how = Stored::Merged;
+            }
+            Err(e) => {
+                let aside = file.with_extension("md.unreadable");
+                std::fs::rename(&file, &aside)?;
+                problems.push(format!("{}: {e} (kept as {})", file.display(), aside.display()));
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    crate::store::write_atomically(&file, f.render().as_bytes())?;
+    Ok(how)
+}
+
+/// Every finding under `dir` (recursively); files that cannot be read or parsed are returned
+/// as "file: reason" and skipped.
+pub fn read_all(dir: &Path) -> (Vec<(PathBuf, Finding)>, Vec<String>) {
+    let (mut ok, mut bad) = (Vec::new(), Vec::new());
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name.starts_with('.') {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else if name.ends_with(".md") && name != "README.md" {
+                match std::fs::read_to_string(&p).map_err(|e| e.to_string()).and_then(|t| Finding::parse(&t)) {
+                    Ok(f) => ok.push((p, f)),
+                    Err(e) => bad.push(format!("{}: {e}", p.display())),
+                }
+            }
+        }
+    }
+    (ok, bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample(id: &str) -> Finding {
+        let side = |s: &str| SideOutput { side: s.into(), detail: format!("{s} detail"), bits: "3f800000".into(), value: "1".into() };
+        Finding {
+            id: id.into(),
+            path: "mma.m16n8k16.f32.f16.f16.f32".into(),
+            class: "finite: A below, B nearest, 1 ulp apart".into(),
+            summary: "c = 1; 2^-24·1 at k = 0".into(),
+            a: side("gpu"),
+            b: side("h100"),
+            exact: "1".into(),
+            exact_nearest: "3f800000".into(),
+            explanation: "x".into(),
+            knob_changes: vec![],
+            minimised: serde_json::json!({"a": ["3c00"], "b": ["3c00"], "c": ["3f800000"]}),
+            minimised_element: [0, 0],
+            original: serde_json::json!({"recipe": {"kind": "band"}}),
+            original_element: [3, 4],
+            rounds: 5,
+            evaluated: 100,
+            seen: 1,
+            first_seen: "2026-11-01".into(),
+            last_seen: "2026-11-22".into(),
+        }
+    }
+
+    #[test]
+    fn round_trips_merges_and_reports_bad_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = sample("00000000000000aa");
+        assert_eq!(Finding::parse(&f.render()).unwrap(), f);
+        let mut problems = vec![];
+        assert_eq!(store(dir.path(), f.clone(), &mut problems).unwrap(), Stored::New);
+        let mut again = f.clone();
+        again.first_seen = "2026-11-22".into();
+        assert_eq!(store(dir.path(), again, &mut problems).unwrap(), Stored::Merged);
+        let (all, bad) = read_all(dir.path());
+        assert!(bad.is_empty());
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].1.seen, 2);
+        assert_eq!(all[0].1.first_seen, "2026-11-01");
+        // A truncated file is named and skipped; storing over it keeps it aside.
+        let file = finding_file(dir.path(), &f);
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, &text[..text.len() / 2]).unwrap();
+        let (all, bad) = read_all(dir.path());
+        assert!(all.is_empty());
+        assert!(bad[0].contains(&format!("{}.md", f.id)), "{bad:?}");
+        assert_eq!(store(dir.path(), f.clone(), &mut problems).unwrap(), Stored::New);
+        assert_eq!(problems.len(), 1);
+        assert!(file.with_extension("md.unreadable").exists());
+    }
+}

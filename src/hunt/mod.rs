@@ -1,0 +1,327 @@
+//! Hunts: generate edge-biased tiles, run them on two sides (GPU, model, or exact), compare bit
+//! for bit, classify each divergence against the exact value, minimise a few per class, and
+//! store them as findings. A hunt's state is saved after every batch so it can be resumed, and
+//! every file it writes is replaced atomically: killing it loses nothing already reported.
+
+pub mod compare;
+pub mod explain;
+pub mod finding;
+pub mod minimise;
+pub mod probe;
+pub mod side;
+mod stats;
+
+pub use side::{Side, SideError};
+pub use stats::{ClassCount, ExactStats, HuntState};
+
+use crate::case::{hex, MmaCase};
+use crate::exact::{self, Exact};
+use crate::exec::PathSpec;
+use crate::gen;
+use compare::{agree, Divergence};
+use finding::{Finding, SideOutput, Stored};
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Divergent elements per batch whose class is computed (each needs an exact MPFR sum).
+const CLASSIFIED_PER_BATCH: usize = 4096;
+
+/// What a hunt does and when it stops.
+#[derive(Clone, Debug)]
+pub struct HuntConfig {
+    pub path: &'static PathSpec,
+    pub seed: u64,
+    /// Tiles per batch (one GPU launch pair).
+    pub batch: usize,
+    /// Stop when this many tiles have been generated in total (resumed runs included).
+    pub max_tiles: Option<u64>,
+    /// Stop after this much time in this run.
+    pub max_time: Option<Duration>,
+    /// Divergences minimised per class (the rest are counted).
+    pub per_class: u64,
+    /// Minimiser rounds per divergence.
+    pub max_rounds: usize,
+    /// One tile in this many is also compared with the exact value and checked for monotonicity.
+    pub exact_every: u64,
+    /// Where findings (and the hunt's state) go.
+    pub findings: PathBuf,
+}
+
+/// Why a hunt stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum HuntError {
+    #[error(transparent)]
+    Side(#[from] SideError),
+    #[error("cannot write {file}: {source}")]
+    Write { file: String, source: std::io::Error },
+    #[error("cannot resume from {file}: {message}")]
+    Resume { file: String, message: String },
+}
+
+/// A running hunt.
+pub struct Hunt<'s> {
+    pub cfg: HuntConfig,
+    pub a: &'s Side,
+    pub b: &'s Side,
+    pub state: HuntState,
+    /// Findings files that could not be read (reported, skipped).
+    pub problems: Vec<String>,
+}
+
+impl<'s> Hunt<'s> {
+    /// A new hunt, or (with `resume`) the saved one with the same path and sides.
+    pub fn new(cfg: HuntConfig, a: &'s Side, b: &'s Side, resume: bool) -> Result<Hunt<'s>, HuntError> {
+        let file = stats::state_file(&cfg.findings, cfg.path.id, &a.name(), &b.name());
+        let state = if resume {
+            let s = HuntState::load(&file).map_err(|message| HuntError::Resume { file: file.display().to_string(), message })?;
+            if s.seed != cfg.seed && cfg.seed != 0 {
+                eprintln!("resuming with the saved seed {} (not {})", s.seed, cfg.seed);
+            }
+            s
+        } else {
+            HuntState::new(cfg.path.id, &a.name(), &b.name(), cfg.seed)
+        };
+        remove_stale_temporaries(&cfg.findings.join(cfg.path.id));
+        let (_, problems) = finding::read_all(&cfg.findings.join(cfg.path.id));
+        Ok(Hunt { cfg, a, b, state, problems })
+    }
+
+    fn state_file(&self) -> PathBuf {
+        stats::state_file(&self.cfg.findings, self.cfg.path.id, &self.a.name(), &self.b.name())
+    }
+
+    /// Run until the tile or time budget is spent or `stop` is set; `progress` sees the state
+    /// after every batch and every finding.
+    pub fn run(&mut self, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
+        let started = Instant::now();
+        let base_elapsed = self.state.elapsed_s;
+        let (path, seed) = (self.cfg.path, self.state.seed);
+        let make = |from: u64, n: u64| -> Vec<MmaCase> { (from..from + n).into_par_iter().map(|i| gen::case_at(path, seed, i)).collect() };
+        let (max_tiles, batch) = (self.cfg.max_tiles, self.cfg.batch as u64);
+        let size = move |next: u64| -> u64 { max_tiles.map_or(u64::MAX, |m| m.saturating_sub(next)).min(batch) };
+        let mut n = size(self.state.next_tile);
+        let mut tiles = make(self.state.next_tile, n);
+        while n > 0 && !stop.load(Ordering::Relaxed) && self.cfg.max_time.is_none_or(|t| started.elapsed() < t) {
+            let first = self.state.next_tile;
+            let n_next = size(first + n);
+            // Both sides run while the next batch is generated.
+            let ((da, db), next) = rayon::join(|| rayon::join(|| self.a.execute(&tiles), || self.b.execute(&tiles)), || make(first + n, n_next));
+            let (da, db) = (da?, db?);
+            self.compare_batch(&tiles, &da, &db, stop, &mut progress)?;
+            self.check_against_exact(&tiles, &da, &db, first)?;
+            self.state.next_tile = first + n;
+            self.state.tiles += n;
+            self.state.dot_products += n * (path.m * path.n) as u64;
+            self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+            self.save()?;
+            progress(&self.state);
+            tiles = next;
+            n = n_next;
+        }
+        self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+        self.save()
+    }
+
+    fn save(&self) -> Result<(), HuntError> {
+        let file = self.state_file();
+        self.state.save(&file).map_err(|source| HuntError::Write { file: file.display().to_string(), source })
+    }
+
+    /// Find, classify and count every disagreeing element; minimise the first ones of each class
+    /// that still has budget.
+    fn compare_batch(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>], stop: &AtomicBool, progress: &mut impl FnMut(&HuntState)) -> Result<(), HuntError> {
+        let fmt = self.cfg.path.c_fmt;
+        let nan_is_any = self.a.nan_is_any() || self.b.nan_is_any();
+        let width = self.cfg.path.n;
+        let mismatched: Vec<(usize, usize)> = tiles
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(t, _)| {
+                let (x, y) = (&da[t], &db[t]);
+                (0..x.len()).filter(move |&e| !agree(fmt, x[e], y[e], nan_is_any)).map(move |e| (t, e))
+            })
+            .collect();
+        let mut last_tile = usize::MAX;
+        for &(t, _) in &mismatched {
+            self.state.divergent_elements += 1;
+            if t != last_tile {
+                self.state.divergent_tiles += 1;
+                last_tile = t;
+            }
+        }
+        // Classes need the exact value (MPFR): spread over at most CLASSIFIED_PER_BATCH elements
+        // of the batch, so a model that diverges everywhere does not make the hunt MPFR-bound.
+        let stride = mismatched.len().div_ceil(CLASSIFIED_PER_BATCH).max(1);
+        let divergent: Vec<(usize, usize, String)> = mismatched
+            .par_iter()
+            .step_by(stride)
+            .map(|&(t, e)| {
+                let exact = exact::exact_element(&tiles[t], e / width, e % width);
+                (t, e, Divergence::classify(fmt, da[t][e], db[t][e], &exact).class())
+            })
+            .collect();
+        for (_, _, class) in &divergent {
+            self.state.classified += 1;
+            self.state.classes.entry(class.clone()).or_default().elements += 1;
+        }
+        for (t, e, class) in divergent {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let count = self.state.classes.get_mut(&class).expect("counted above");
+            if count.minimised >= self.cfg.per_class {
+                continue;
+            }
+            count.minimised += 1;
+            let mut original = tiles[t].clone();
+            original.extra.insert("d".into(), hex_list(&da[t], fmt));
+            original.extra.insert("d_b".into(), hex_list(&db[t], fmt));
+            let f = self.minimise_into_finding(&tiles[t], original, e / width, e % width)?;
+            let id = f.id.clone();
+            let mut problems = Vec::new();
+            let stored = finding::store(&self.cfg.findings, f, &mut problems).map_err(|source| HuntError::Write { file: self.cfg.findings.display().to_string(), source })?;
+            self.problems.extend(problems);
+            match stored {
+                Stored::New => self.state.findings_new += 1,
+                Stored::Merged => self.state.findings_merged += 1,
+            }
+            self.state.classes.get_mut(&class).expect("counted above").findings.insert(id);
+            progress(&self.state);
+        }
+        Ok(())
+    }
+
+    fn minimise_into_finding(&mut self, tile: &MmaCase, original: MmaCase, i: usize, j: usize) -> Result<Finding, HuntError> {
+        let m = minimise::minimise(self.a, self.b, tile, i, j, self.cfg.max_rounds)?;
+        self.state.minimiser_rounds += m.rounds as u64;
+        let fmt = self.cfg.path.c_fmt;
+        let last = &m.last;
+        let (probe, mut minimised) = if m.needs_whole_tile {
+            self.state.whole_tile_divergences += 1;
+            (probe::Probe::from_tile(tile, i, j), { let mut t = tile.clone(); t.extra.clear(); t })
+        } else {
+            (last.probe.clone(), last.probe.tile())
+        };
+        *self.state.minimised_terms.entry(probe.simplicity().terms).or_default() += 1;
+        let (explanation, knob_changes) = explain::explain(self.a, self.b, &minimised, probe.i, probe.j, last.a, last.b);
+        let mut dm = vec![0u64; minimised.m * minimised.n];
+        let mut dm_b = dm.clone();
+        dm[probe.i * minimised.n + probe.j] = last.a;
+        dm_b[probe.i * minimised.n + probe.j] = last.b;
+        // Outputs of the other elements are those of the zero rows: computed, not assumed.
+        if let (Ok(mut x), Ok(mut y)) = (self.a.execute(std::slice::from_ref(&minimised)), self.b.execute(std::slice::from_ref(&minimised))) {
+            dm = x.remove(0);
+            dm_b = y.remove(0);
+        }
+        minimised.extra.insert("d_b".into(), hex_list(&dm_b, fmt));
+        let mut min_json = serde_json::Value::Object(minimised.to_json());
+        min_json["d"] = hex_list(&dm, fmt);
+        let element = [probe.i, probe.j];
+        let (sa, sb) = (self.a.name(), self.b.name());
+        let id = finding::finding_id(self.cfg.path.id, &sa, &sb, &min_json, element);
+        let class = last.divergence.as_ref().map_or_else(|| "needs the whole tile".to_string(), |d| d.class());
+        let out = |side: &Side, bits: u64| SideOutput { side: side.name(), detail: side.describe(), bits: hex(bits, fmt), value: probe::value_text(fmt, bits) };
+        let today = crate::store::today_utc();
+        Ok(Finding {
+            id,
+            path: self.cfg.path.id.into(),
+            class,
+            summary: probe.describe(),
+            a: out(self.a, last.a),
+            b: out(self.b, last.b),
+            exact: last.exact.describe(),
+            exact_nearest: hex(last.exact.round(fmt, crate::Rounding::Rne), fmt),
+            explanation,
+            knob_changes,
+            minimised: min_json,
+            minimised_element: element,
+            original: serde_json::Value::Object(original.to_json()),
+            original_element: [i, j],
+            rounds: m.rounds,
+            evaluated: m.evaluated,
+            seen: 1,
+            first_seen: today.clone(),
+            last_seen: today,
+        })
+    }
+
+    /// On one tile in `exact_every`: each side against the exact value (nearest, faithful, ulp
+    /// error), and monotonicity: raising every C element by one ulp must not lower any output.
+    fn check_against_exact(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>], first: u64) -> Result<(), HuntError> {
+        let every = self.cfg.exact_every.max(1);
+        let picked: Vec<usize> = (0..tiles.len()).filter(|&t| (first + t as u64) % every == 0).collect();
+        if picked.is_empty() {
+            return Ok(());
+        }
+        let fmt = self.cfg.path.c_fmt;
+        let exacts: Vec<Vec<Exact>> = picked.par_iter().map(|&t| exact::exact_tile(&tiles[t])).collect();
+        for (side, d) in [da, db].into_iter().enumerate() {
+            for (&t, ex) in picked.iter().zip(&exacts) {
+                for (e, x) in ex.iter().enumerate() {
+                    self.state.exact[side].record(x, fmt, d[t][e]);
+                }
+            }
+        }
+        let raised: Vec<MmaCase> = picked.iter().map(|&t| raise_c(&tiles[t])).collect();
+        let (ra, rb) = rayon::join(|| self.a.execute(&raised), || self.b.execute(&raised));
+        for (side, (base, up)) in [(da, ra?), (db, rb?)].into_iter().enumerate() {
+            for (&t, d_up) in picked.iter().zip(&up) {
+                for (e, (&lo, &hi)) in base[t].iter().zip(d_up).enumerate() {
+                    let (lo, hi) = (fmt.to_f64(lo), fmt.to_f64(hi));
+                    if lo.is_nan() || hi.is_nan() {
+                        continue;
+                    }
+                    self.state.monotonic_checked[side] += 1;
+                    if hi < lo {
+                        self.state.monotonic_violations[side] += 1;
+                        if self.state.monotonic_examples.len() < 8 {
+                            self.state.monotonic_examples.push(format!("side {} tile {} element {e}: {lo:e} then {hi:e} after raising C", [&self.state.side_a, &self.state.side_b][side], first + t as u64));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Temporary files (`.NAME.PID.tmp`) left by a hunt that was killed mid-write: the file they
+/// were replacing is intact, so they are deleted once their process is gone.
+fn remove_stale_temporaries(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else { continue };
+        let Some(pid) = stem.rsplit('.').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+fn hex_list(d: &[u64], fmt: crate::Format) -> serde_json::Value {
+    d.iter().map(|&x| serde_json::Value::String(hex(x, fmt))).collect()
+}
+
+/// The tile with every finite C element moved one ulp up (toward +inf), staying finite.
+fn raise_c(tile: &MmaCase) -> MmaCase {
+    let f = tile.c_fmt;
+    let sign = 1u64 << (f.storage_bits() - 1);
+    let mut t = tile.clone();
+    for c in &mut t.c {
+        let d = f.decode(*c);
+        let up = match d.class {
+            crate::format::Class::Zero => 1,
+            crate::format::Class::Finite if d.neg => *c - 1,
+            crate::format::Class::Finite => *c + 1,
+            _ => continue,
+        };
+        let up = if up == sign { 0 } else { up };
+        if matches!(f.decode(up).class, crate::format::Class::Finite | crate::format::Class::Zero) {
+            *c = up;
+        }
+    }
+    t
+}

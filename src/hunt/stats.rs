@@ -1,0 +1,109 @@
+//! A hunt's counters, saved after every batch (atomically) so `--resume` continues where a
+//! stopped or killed hunt left off.
+
+use super::compare::Position;
+use crate::exact::Exact;
+use crate::format::Format;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Divergent elements of one class, how many were minimised, and the findings they became.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClassCount {
+    pub elements: u64,
+    pub minimised: u64,
+    pub findings: BTreeSet<String>,
+}
+
+/// One side against the exact value, over the sampled tiles.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ExactStats {
+    /// Elements with a finite (or zero) exact value and a finite output.
+    pub elements: u64,
+    /// Equal to the correct rounding to nearest.
+    pub nearest: u64,
+    /// One of the two neighbours of the exact value.
+    pub faithful: u64,
+    /// Largest |error| in units in the last place of D.
+    pub max_ulp_error: f64,
+}
+
+impl ExactStats {
+    pub fn record(&mut self, x: &Exact, fmt: Format, bits: u64) {
+        let Some(err) = x.ulp_error(fmt, bits) else { return };
+        self.elements += 1;
+        match Position::of(x, fmt, bits) {
+            Position::Nearest => {
+                self.nearest += 1;
+                self.faithful += 1;
+            }
+            Position::Below | Position::Above => self.faithful += 1,
+            Position::Unfaithful => {}
+        }
+        // Errors past f64's range (f64 outputs off by more than 2^1024 ulps) count as f64::MAX:
+        // the state is JSON, which has no infinity.
+        let err = if err.is_finite() { err.abs() } else { f64::MAX };
+        self.max_ulp_error = self.max_ulp_error.max(err);
+    }
+}
+
+/// Everything a hunt has counted.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct HuntState {
+    pub path: String,
+    pub side_a: String,
+    pub side_b: String,
+    pub seed: u64,
+    /// Index of the next tile to generate.
+    pub next_tile: u64,
+    /// Seconds spent, over every run of this hunt.
+    pub elapsed_s: f64,
+    pub tiles: u64,
+    /// Elements of D compared (each a dot product of length k plus C).
+    pub dot_products: u64,
+    pub divergent_tiles: u64,
+    pub divergent_elements: u64,
+    /// Divergent elements that were classified (at most a few thousand per batch, spread
+    /// evenly); class counts add up to this.
+    pub classified: u64,
+    pub classes: BTreeMap<String, ClassCount>,
+    pub findings_new: u64,
+    pub findings_merged: u64,
+    pub minimiser_rounds: u64,
+    /// Minimised cases by their number of nonzero terms (C counted as one).
+    pub minimised_terms: BTreeMap<usize, u64>,
+    /// Divergences that vanished when their element was isolated.
+    pub whole_tile_divergences: u64,
+    /// Side A, side B against the exact value.
+    pub exact: [ExactStats; 2],
+    pub monotonic_checked: [u64; 2],
+    pub monotonic_violations: [u64; 2],
+    pub monotonic_examples: Vec<String>,
+}
+
+/// Where a hunt between two sides on a path keeps its state.
+pub fn state_file(findings: &Path, path: &str, a: &str, b: &str) -> PathBuf {
+    let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect::<String>();
+    findings.join(path).join(format!("hunt-{}-vs-{}.state.json", safe(a), safe(b)))
+}
+
+impl HuntState {
+    pub fn new(path: &str, a: &str, b: &str, seed: u64) -> HuntState {
+        HuntState { path: path.into(), side_a: a.into(), side_b: b.into(), seed, ..Default::default() }
+    }
+
+    pub fn load(file: &Path) -> Result<HuntState, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+        serde_json::from_str(&text).map_err(|e| format!("not a hunt state: {e}"))
+    }
+
+    pub fn save(&self, file: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).expect("the state serialises");
+        crate::store::write_atomically(file, text.as_bytes())
+    }
+
+    pub fn findings(&self) -> usize {
+        self.classes.values().map(|c| c.findings.len()).sum()
+    }
+}
