@@ -146,3 +146,18 @@ fn gpu_commands_without_a_gpu_fail_with_one_clear_line() {
     let out = mmafuzz(&["run", "--path", "mma.m1n1k1.f32"], "");
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown path"));
 }
+
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    // The reading end is closed before mmafuzz prints (like `mmafuzz probes | head -0`).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
+        .arg("probes")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
