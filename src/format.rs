@@ -92,6 +92,9 @@ pub enum Overflow {
     Ieee,
     /// Clamp to the largest finite value of the right sign (`.satfinite` conversions).
     Saturate,
+    /// Always infinity (NaN without infinities), whatever the rounding direction: a datapath
+    /// that truncates toward zero yet flags overflow (H100 bf16 and tf32 accumulators).
+    Infinity,
 }
 
 /// The class of a decoded value.
@@ -447,7 +450,7 @@ impl Format {
             Rounding::Ru => !neg,
             Rounding::Rd => neg,
         };
-        if to_inf && ovf == Overflow::Ieee {
+        if ovf == Overflow::Infinity || (to_inf && ovf == Overflow::Ieee) {
             self.inf_bits(neg)
         } else {
             self.max_finite_bits(neg)

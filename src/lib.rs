@@ -30,6 +30,7 @@ pub mod format;
 pub mod gemm;
 pub mod gen;
 pub mod hunt;
+pub mod infer;
 pub mod model;
 pub mod probes;
 pub mod replay;

@@ -5,6 +5,7 @@ mod emulate;
 mod gemm;
 mod gpu;
 mod hunt;
+mod infer;
 mod io;
 mod models;
 mod probes;
@@ -81,6 +82,12 @@ enum Command {
     /// after the current batch; files are written atomically, so even a killed hunt loses
     /// nothing it reported. `--resume` continues from the saved state.
     Hunt(hunt::HuntArgs),
+    /// Infer a path's arithmetic: every model of the emulator's knob space that reproduces each
+    /// element the GPU computed (corpus tiles and GPU findings), the knobs they agree on, and
+    /// for each ruled-out knob value the simplest element that rules it out.
+    ///
+    /// Exit status 0 when some model survives, 1 when none does (the nearest are shown).
+    Infer(infer::InferArgs),
     /// Emulate a whole GEMM (FTTN's D = C - A·B example) with a chosen schedule.
     Gemm(gemm::GemmArgs),
     /// Measure emulator throughput against the MPFR reference, per instruction shape.
@@ -171,6 +178,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probes { model, filter, verbose } => probes::probes(model.as_deref(), filter.as_deref(), verbose),
         Command::Gemm(args) => gemm::gemm(args),
         Command::Hunt(args) => hunt::hunt(args),
+        Command::Infer(args) => infer::infer(args),
         Command::Bench { models, seconds } => bench::bench(&models, seconds),
         Command::Models { show } => models::models(show.as_deref()),
         Command::Devices => gpu::devices(),

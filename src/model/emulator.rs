@@ -130,19 +130,35 @@ impl Emulator {
     /// Compute D for one case: `m·n` bit patterns in C's format, row-major.
     pub fn run(&self, case: &MmaCase) -> Result<Vec<u64>, EmulatorError> {
         case.validate()?;
-        let mut tile = TileRun::new(self.model.arithmetic(case.a_fmt), case)?;
-        Ok(if self.general_only {
+        let ar = self.model.arithmetic(case.a_fmt);
+        let mut tile = TileRun::new(ar, case)?;
+        let mut d = if self.general_only {
             (0..case.m).flat_map(|i| (0..case.n).map(move |j| (i, j))).map(|(i, j)| tile.element(i, j)).collect()
         } else {
             tile.tile()
-        })
+        };
+        if ar.specials.zero_sign == ZeroSign::Unsigned {
+            d.iter_mut().for_each(|x| *x = unsigned_zero(case.c_fmt, *x));
+        }
+        Ok(d)
     }
 
     /// Compute one element of D (row `i`, column `j`).
     pub fn run_element(&self, case: &MmaCase, i: usize, j: usize) -> Result<u64, EmulatorError> {
         case.validate()?;
-        let mut tile = TileRun::new(self.model.arithmetic(case.a_fmt), case)?;
-        Ok(if self.general_only { tile.element(i, j) } else { tile.one(i, j) })
+        let ar = self.model.arithmetic(case.a_fmt);
+        let mut tile = TileRun::new(ar, case)?;
+        let d = if self.general_only { tile.element(i, j) } else { tile.one(i, j) };
+        Ok(if ar.specials.zero_sign == ZeroSign::Unsigned { unsigned_zero(case.c_fmt, d) } else { d })
+    }
+}
+
+/// -0 becomes +0; everything else stays.
+fn unsigned_zero(f: Format, bits: u64) -> u64 {
+    if bits == f.zero_bits(true) {
+        f.zero_bits(false)
+    } else {
+        bits
     }
 }
 
@@ -393,7 +409,7 @@ impl<'a> TileRun<'a> {
             return special(Class::Inf, block.neg_inf);
         }
         let zero_neg = |all_zero: bool| match self.ar.specials.zero_sign {
-            ZeroSign::Positive => false,
+            ZeroSign::Positive | ZeroSign::Unsigned => false,
             ZeroSign::Ieee if all_zero => {
                 block.pos_zeros == 0 || (rnd == Rounding::Rd && block.neg_zeros > 0)
             }
@@ -406,7 +422,7 @@ impl<'a> TileRun<'a> {
         if s.mag == 0 && !s.sticky {
             return special(Class::Zero, zero_neg(false));
         }
-        let bits = f.round(s.neg, s.mag, s.exp, s.sticky, rnd, Overflow::Ieee);
+        let bits = f.round(s.neg, s.mag, s.exp, s.sticky, rnd, self.ar.accumulator.overflow);
         Operand::decode(f, bits, self.ar.accumulator.subnormals)
     }
 
@@ -417,6 +433,7 @@ impl<'a> TileRun<'a> {
             return self.exact_sum(block);
         }
         let e_max = block.terms.iter().map(|t| t.key).max().expect("nonempty block");
+        let e_max = if al.emin_floor { e_max.max(self.acc_fmt.emin()) } else { e_max };
         let p = self.acc_fmt.precision() as i32;
         // Last kept place: p-1 bits below the largest exponent, then extra_bits more.
         let mut grid = e_max - (p - 1) - al.extra_bits;
@@ -643,6 +660,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             product_shift,
             carry_mask,
             prod_top: pa + pb - 2,
+            min_key: if ar.align.emin_floor { acc_fmt.emin() as i64 } else { i64::MIN / 4 },
             acc: AccFormat::of(acc_fmt, ar.accumulator.subnormals == Subnormals::Flush),
             rounding: ar.accumulator.rounding,
             cancel_to_minus_zero: ar.accumulator.rounding == Rounding::Rd && ar.specials.zero_sign == ZeroSign::Ieee,

@@ -28,14 +28,16 @@ pub fn knobs() -> Vec<Knob> {
         Knob { path: "align.mode", values: strs(&["exact", "truncate", "floor", "sticky"]) },
         Knob { path: "align.exponent", values: strs(&["leading_bit", "field_sum"]) },
         Knob { path: "align.extra_bits", values: ints(&[0, 1, 2, 3, 4, 5, 6, 8]) },
+        Knob { path: "align.emin_floor", values: vec![toml::Value::Boolean(false), toml::Value::Boolean(true)] },
         Knob { path: "accumulator.rounding", values: strs(&rounding) },
         Knob { path: "accumulator.subnormals", values: strs(&subnormals) },
+        Knob { path: "accumulator.overflow", values: strs(&["ieee", "infinity"]) },
         Knob { path: "output.rounding", values: strs(&rounding) },
         Knob { path: "output.subnormals", values: strs(&subnormals) },
         Knob { path: "inputs.subnormals", values: strs(&subnormals) },
         Knob { path: "inputs.c_subnormals", values: strs(&subnormals) },
         Knob { path: "specials.nan", values: strs(&["canonical", "all_ones"]) },
-        Knob { path: "specials.zero_sign", values: strs(&["ieee", "positive"]) },
+        Knob { path: "specials.zero_sign", values: strs(&["ieee", "positive", "unsigned"]) },
     ]
 }
 

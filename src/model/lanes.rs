@@ -76,6 +76,8 @@ pub(super) struct Window {
     pub carry_mask: u64,
     /// `pa + pb - 2`: a product of normalised significands leads at bit `prod_top` or `prod_top + 1`.
     pub prod_top: u32,
+    /// Lowest exponent a window may be anchored at (`align.emin_floor`), or far below any.
+    pub min_key: i64,
     /// The accumulator format each block rounds into.
     pub acc: AccFormat,
     pub rounding: Rounding,
@@ -219,7 +221,7 @@ fn sum_block_float<const MODE: u8>(a: &[f64], b: &[[f64; LANES]], acc: &Accs, w:
         finite[l] = (top.is_finite() && m0[l] == m0[l] && m1[l] == m1[l]) as u64;
         let e = (top.to_bits() >> 52) as i64 - 1023;
         out.any[l] = (top != 0.0) as u64;
-        out.grid[l] = e - drop_below;
+        out.grid[l] = e.max(w.min_key) - drop_below;
         scale[l] = f64::from_bits(((1023 - out.grid[l]).clamp(1, 2046) as u64) << 52);
         s0[l] = cut(acc.val[l] * scale[l]);
     }
@@ -339,7 +341,7 @@ fn sum_block<const MODE: u8, const FIELD_SUM: bool>(a: &[LaneOperand], b: &[BLan
     let mut out = Sums::default();
     let drop_below = w.p - 1 + w.extra_bits + (MODE == STICKY) as i64;
     for l in 0..LANES {
-        out.grid[l] = e_max[l] - drop_below;
+        out.grid[l] = e_max[l].max(w.min_key) - drop_below;
         out.any[l] = (e_max[l] != NO_KEY) as u64;
         out.finite[l] = 1;
         out.sum[l] = aligned::<MODE>(acc.sig[l], out.grid[l] - acc.lsb[l], acc.neg[l]);

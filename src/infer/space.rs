@@ -1,0 +1,92 @@
+//! The model space of one path: every combination of the emulator's knobs, split into the core
+//! arithmetic (what decides plain, finite results) and the special-value and subnormal knobs
+//! (what decides the rest), so inference can search the two parts one after the other.
+
+use crate::exec::PathSpec;
+use crate::format::Format;
+use crate::model::{knobs, Arithmetic, Model};
+
+/// One knob and the values searched for it on this path.
+#[derive(Clone, Debug)]
+pub struct Axis {
+    pub path: &'static str,
+    pub values: Vec<toml::Value>,
+}
+
+/// A point of the space: a value index per axis.
+pub type Point = Vec<usize>;
+
+fn strs(v: &[&str]) -> Vec<toml::Value> {
+    v.iter().map(|s| toml::Value::String(s.to_string())).collect()
+}
+
+fn axis(path: &'static str) -> Axis {
+    let values = knobs::knobs().into_iter().find(|k| k.path == path).map(|k| k.values).unwrap_or_default();
+    Axis { path, values }
+}
+
+/// The core axes for a path: block structure, alignment and the accumulator's rounding, plus
+/// the output conversion where D is narrower than the accumulator and product rounding for f64.
+pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
+    let mut axes: Vec<Axis> = ["blocks.width", "blocks.order", "blocks.c", "blocks.normalise", "align.mode", "align.exponent", "align.extra_bits", "accumulator.rounding"]
+        .into_iter()
+        .map(axis)
+        .collect();
+    axes[0].values.retain(|w| w.as_integer().is_some_and(|w| w as usize <= p.k));
+    if p.c_fmt == Format::F16 {
+        axes.push(Axis { path: "accumulator.format", values: strs(&["f32", "f16"]) });
+        axes.push(Axis { path: "output.rounding", values: strs(&["rne", "rz"]) });
+    }
+    if p.a_fmt == Format::F64 {
+        axes.push(Axis { path: "products.round_to", values: strs(&["none", "f64"]) });
+    }
+    axes
+}
+
+/// The special-value and subnormal axes.
+pub fn special_axes() -> Vec<Axis> {
+    ["align.emin_floor", "accumulator.subnormals", "accumulator.overflow", "output.subnormals", "inputs.subnormals", "inputs.c_subnormals", "specials.nan", "specials.zero_sign"].into_iter().map(axis).collect()
+}
+
+/// Every point of the product of `axes`, skipping points that only repeat another (extra bits
+/// and the alignment exponent mean nothing when alignment is exact).
+pub fn points(axes: &[Axis]) -> Vec<Point> {
+    let mut out = vec![vec![]];
+    for a in axes {
+        out = out.into_iter().flat_map(|p: Point| (0..a.values.len()).map(move |v| [p.clone(), vec![v]].concat())).collect();
+    }
+    let find = |name: &str| axes.iter().position(|a| a.path == name);
+    if let (Some(mode), Some(bits), Some(expo)) = (find("align.mode"), find("align.extra_bits"), find("align.exponent")) {
+        let exact = axes[mode].values.iter().position(|v| v.as_str() == Some("exact"));
+        out.retain(|p| Some(p[mode]) != exact || (p[bits] == 0 && p[expo] == 0));
+    }
+    out
+}
+
+/// `base` with every axis of `axes` set to the value `point` picks.
+pub fn arithmetic_at(base: &Arithmetic, axes: &[Axis], point: &[usize]) -> Option<Arithmetic> {
+    let mut t = toml::Table::try_from(base).ok()?;
+    for (a, &v) in axes.iter().zip(point) {
+        let (section, key) = a.path.split_once('.').expect("section.key");
+        let sec = t.entry(section).or_insert_with(|| toml::Value::Table(Default::default())).as_table_mut()?;
+        match &a.values[v] {
+            toml::Value::String(s) if s == "none" => {
+                sec.remove(key);
+            }
+            x => {
+                sec.insert(key.to_string(), x.clone());
+            }
+        }
+    }
+    toml::Value::Table(t).try_into().ok()
+}
+
+/// A model holding `arith` for every format.
+pub fn model(name: &str, arith: &Arithmetic) -> Option<Model> {
+    knobs::model_of(name, arith).ok()
+}
+
+/// `knob = value` for every axis at `point`.
+pub fn describe(axes: &[Axis], point: &[usize]) -> Vec<String> {
+    axes.iter().zip(point).map(|(a, &v)| format!("{} = {}", a.path, a.values[v])).collect()
+}

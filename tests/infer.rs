@@ -1,0 +1,69 @@
+//! `mmafuzz infer` recovers a planted arithmetic from a corpus that a known model "recorded",
+//! names the knobs it pins down and refutes the alternatives with corpus elements; a corpus made
+//! by an arithmetic outside the space has no survivor and shows the nearest.
+
+use mmafuzz::exec::path_by_id;
+use mmafuzz::{gen, Emulator, Model};
+use std::path::Path;
+use std::process::Command;
+
+const PATH: &str = "mma.m16n8k16.f32.f16.f16.f32";
+
+fn planted_corpus(dir: &Path, truth: &Model, tiles: u64) {
+    let p = path_by_id(PATH).unwrap();
+    let emu = Emulator::new(truth.clone());
+    let lines: Vec<String> = (0..tiles)
+        .map(|i| {
+            let c = gen::case_at(p, 11, i);
+            c.result_json(&emu.run(&c).unwrap())
+        })
+        .collect();
+    mmafuzz::store::append_lines_atomically(&dir.join(format!("{PATH}.jsonl.gz")), &lines).unwrap();
+}
+
+fn infer(corpus: &Path) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
+        .args(["infer", "--path", PATH, "--corpus"])
+        .arg(corpus)
+        .args(["--findings"])
+        .arg(corpus.join("no-findings"))
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+fn agreed(text: &str, knob: &str) -> Option<String> {
+    text.lines().find(|l| l.starts_with(knob) && l.trim_end().ends_with("agreed")).map(|l| l[knob.len()..].trim().trim_end_matches("agreed").trim().to_string())
+}
+
+#[test]
+fn a_planted_arithmetic_is_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = Model::from_toml(
+        "truth",
+        "[blocks]\nwidth = 8\nc = \"fused\"\n[align]\nmode = \"truncate\"\nextra_bits = 1\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"\n[specials]\nnan = \"all_ones\"",
+    )
+    .unwrap();
+    planted_corpus(dir.path(), &truth, 400);
+    let (code, text) = infer(dir.path());
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(agreed(&text, "blocks.width").as_deref(), Some("8"), "{text}");
+    assert_eq!(agreed(&text, "align.extra_bits").as_deref(), Some("1"), "{text}");
+    assert_eq!(agreed(&text, "accumulator.rounding").as_deref(), Some("\"rz\""), "{text}");
+    assert_eq!(agreed(&text, "specials.nan").as_deref(), Some("\"all_ones\""), "{text}");
+    // Alternatives are refuted by a named corpus element, GPU and model outputs shown.
+    let refuted = text.lines().find(|l| l.trim_start().starts_with("align.extra_bits = 3:")).expect("extra_bits = 3 is refuted");
+    assert!(refuted.contains("-> GPU") && refuted.contains(".jsonl.gz case"), "{refuted}");
+}
+
+#[test]
+fn an_arithmetic_outside_the_space_shows_the_nearest() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 1-bit carry field is not among the searched knobs.
+    let truth = Model::from_toml("odd", "[blocks]\nwidth = 16\nc = \"fused\"\n[align]\nmode = \"truncate\"\nextra_bits = 2\ncarry_bits = 0\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"").unwrap();
+    planted_corpus(dir.path(), &truth, 200);
+    let (code, text) = infer(dir.path());
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("full survivors: 0"), "{text}");
+    assert!(text.contains("nearest: misses"), "{text}");
+}
