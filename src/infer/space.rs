@@ -45,7 +45,7 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
 
 /// The special-value and subnormal axes.
 pub fn special_axes() -> Vec<Axis> {
-    ["align.emin_floor", "accumulator.subnormals", "accumulator.overflow", "output.subnormals", "inputs.subnormals", "inputs.c_subnormals", "specials.nan", "specials.zero_sign"].into_iter().map(axis).collect()
+    ["align.emin_floor", "accumulator.subnormals", "accumulator.overflow", "accumulator.range", "output.subnormals", "inputs.subnormals", "inputs.c_subnormals", "specials.nan", "specials.zero_sign"].into_iter().map(axis).collect()
 }
 
 /// Every point of the product of `axes`, skipping points that only repeat another (extra bits

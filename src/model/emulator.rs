@@ -5,7 +5,7 @@
 //! keeping `p + extra_bits` bits, adds them exactly as integers, and rounds once into the
 //! accumulator format. Everything is integer arithmetic on (sign, significand, exponent) triples.
 
-use super::{AlignExponent, AlignMode, Arithmetic, BlockOrder, CPlacement, Model, NanOutput, Normalise, Subnormals, ZeroSign};
+use super::{AccRange, AlignExponent, AlignMode, Arithmetic, BlockOrder, CPlacement, Model, NanOutput, Normalise, Subnormals, ZeroSign};
 use crate::case::{FieldError, MmaCase};
 use crate::format::{Class, Format, Overflow, Rounding};
 use super::lanes::{block_kernel, exact_f64, AccFormat, Accs, BLanes, FloatTile, Kernel, LaneOperand, Window, FLOOR, GENERAL, LANES, STICKY, TRUNCATE};
@@ -151,6 +151,33 @@ impl Emulator {
         let d = if self.general_only { tile.element(i, j) } else { tile.one(i, j) };
         Ok(if ar.specials.zero_sign == ZeroSign::Unsigned { unsigned_zero(case.c_fmt, d) } else { d })
     }
+}
+
+/// `(-1)^neg · (mag + sticky·δ) · 2^exp` rounded to `p` significant bits with no bound on the
+/// exponent: the significand and the exponent of its last bit. `mag` is nonzero.
+fn round_unbounded(neg: bool, mag: u128, exp: i32, sticky: bool, p: u32, rnd: Rounding) -> (u64, i32) {
+    let len = 128 - mag.leading_zeros();
+    if len <= p {
+        // Fits (normalised to p bits, as the field-sum alignment reads it); a sticky remainder
+        // this far down (below p + 2 bits) cannot move a rounding.
+        let up = p - len;
+        return ((mag as u64) << up, exp - up as i32);
+    }
+    let s = len - p;
+    let (kept, rem, half) = (mag >> s, mag & ((1u128 << s) - 1), 1u128 << (s - 1));
+    let vs = match rem.cmp(&half) {
+        std::cmp::Ordering::Equal if sticky => std::cmp::Ordering::Greater,
+        o => o,
+    };
+    let (mut kept, mut q) = (kept, exp + s as i32);
+    if rnd.rounds_away(neg, kept & 1 == 1, vs, rem != 0 || sticky) {
+        kept += 1;
+        if kept >> p == 1 {
+            kept >>= 1;
+            q += 1;
+        }
+    }
+    (kept as u64, q)
 }
 
 /// -0 becomes +0; everything else stays.
@@ -422,6 +449,11 @@ impl<'a> TileRun<'a> {
         if s.mag == 0 && !s.sticky {
             return special(Class::Zero, zero_neg(false));
         }
+        if self.ar.accumulator.range == AccRange::Unbounded {
+            let p = f.precision();
+            let (sig, lsb) = round_unbounded(s.neg, s.mag, s.exp, s.sticky, p, rnd);
+            return Operand { class: Class::Finite, neg: s.neg, sig, lsb, field: lsb + p as i32 - 1 };
+        }
         let bits = f.round(s.neg, s.mag, s.exp, s.sticky, rnd, self.ar.accumulator.overflow);
         Operand::decode(f, bits, self.ar.accumulator.subnormals)
     }
@@ -548,7 +580,7 @@ impl<'a> TileRun<'a> {
             Class::Inf => out.inf_bits(run.neg),
             Class::Zero => out.zero_bits(run.neg),
             // Same format: the running value is already on D's grid.
-            Class::Finite if out == self.acc_fmt => out.pack(run.neg, run.sig, run.lsb),
+            Class::Finite if out == self.acc_fmt && self.ar.accumulator.range == AccRange::Format => out.pack(run.neg, run.sig, run.lsb),
             Class::Finite => out.round(run.neg, run.sig as u128, run.lsb, false, o.rounding, o.overflow),
         };
         if o.subnormals == Subnormals::Flush {
@@ -660,6 +692,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             product_shift,
             carry_mask,
             prod_top: pa + pb - 2,
+            unbounded: ar.accumulator.range == AccRange::Unbounded,
             min_key: if ar.align.emin_floor { acc_fmt.emin() as i64 } else { i64::MIN / 4 },
             acc: AccFormat::of(acc_fmt, ar.accumulator.subnormals == Subnormals::Flush),
             rounding: ar.accumulator.rounding,

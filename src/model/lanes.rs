@@ -78,6 +78,9 @@ pub(super) struct Window {
     pub prod_top: u32,
     /// Lowest exponent a window may be anchored at (`align.emin_floor`), or far below any.
     pub min_key: i64,
+    /// The accumulator's range is unbounded: lanes whose sum lands at or below the smallest
+    /// normal binade go to the general path (above it both ranges round alike).
+    pub unbounded: bool,
     /// The accumulator format each block rounds into.
     pub acc: AccFormat,
     pub rounding: Rounding,
@@ -285,7 +288,8 @@ fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], ze
         let subnormal = (kept >> (f.p - 1) == 0) as u64;
         let overflow = (top > f.emax || (top == f.emax && kept > f.max_sig_at_emax)) as u64;
         let nonzero = (mag != 0) as u64;
-        live[l] &= (overflow ^ 1) & ((f.flush_subnormals as u64 & subnormal & nonzero) ^ 1) & s.finite[l];
+        let low = (top <= f.emin) as u64;
+        live[l] &= (overflow ^ 1) & ((f.flush_subnormals as u64 & subnormal & nonzero) ^ 1) & ((w.unbounded as u64 & low & nonzero) ^ 1) & s.finite[l];
         // A zero sum of nonzero terms has a fixed sign; a block of zeros only needs their signs
         // if it is the last one (the general path has them).
         zero[l] = (nonzero ^ 1) & (s.any[l] ^ 1);

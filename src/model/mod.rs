@@ -158,6 +158,19 @@ pub struct Accumulator {
     /// What a block sum beyond the accumulator's range becomes.
     #[serde(default)]
     pub overflow: Overflow,
+    /// The accumulator's exponent range: that of its format, or unbounded (sums keep `p` bits
+    /// below their leading bit however small or large; only the conversion to D meets D's
+    /// subnormals and overflow, with `output.rounding`).
+    #[serde(default)]
+    pub range: AccRange,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccRange {
+    #[default]
+    Format,
+    Unbounded,
 }
 
 /// Conversion of the accumulator into D's format, and what D may hold.
