@@ -34,6 +34,7 @@ pub mod infer;
 pub mod model;
 pub mod probes;
 pub mod replay;
+pub mod report;
 pub mod store;
 
 pub use case::MmaCase;

@@ -9,6 +9,7 @@ mod infer;
 mod io;
 mod models;
 mod probes;
+mod report;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -88,6 +89,15 @@ enum Command {
     ///
     /// Exit status 0 when some model survives, 1 when none does (the nearest are shown).
     Infer(infer::InferArgs),
+    /// Tabulate, per path, the current model's knobs and corpus reproduction next to the seed
+    /// papers' published claims (FTTN Table III), marking agreements and contradictions;
+    /// writes OUT/report.md and OUT/report.svg.
+    Report {
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+        #[arg(long = "out", default_value = "report")]
+        output: PathBuf,
+    },
     /// Emulate a whole GEMM (FTTN's D = C - A·B example) with a chosen schedule.
     Gemm(gemm::GemmArgs),
     /// Measure emulator throughput against the MPFR reference, per instruction shape.
@@ -179,6 +189,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gemm(args) => gemm::gemm(args),
         Command::Hunt(args) => hunt::hunt(args),
         Command::Infer(args) => infer::infer(args),
+        Command::Report { corpus, output } => report::report(&corpus, &output),
         Command::Bench { models, seconds } => bench::bench(&models, seconds),
         Command::Models { show } => models::models(show.as_deref()),
         Command::Devices => gpu::devices(),

@@ -1,0 +1,218 @@
+//! The report: per instruction path, the knobs of its current model (inferred from the GPU
+//! corpus) side by side with what the seed papers published for the H100 (FTTN Table III), each
+//! marked as agreeing or contradicting, with how much of the corpus the model reproduces.
+//! Rendered as Markdown and as an SVG picture.
+
+use crate::exec::{PathSpec, PATHS};
+use crate::format::{Format, Rounding};
+use crate::model::{AlignMode, Arithmetic, Model, Subnormals};
+use crate::replay::ReplayStats;
+
+/// One published claim about one format's arithmetic on the H100.
+pub struct Claim {
+    pub formats: &'static [Format],
+    /// Short column name.
+    pub column: &'static str,
+    /// What the paper says.
+    pub published: &'static str,
+    /// Whether an arithmetic agrees.
+    pub holds: fn(&Arithmetic, &PathSpec) -> bool,
+}
+
+const F16_BF16: &[Format] = &[Format::F16, Format::Bf16];
+const SOURCE: &str = "FTTN Table III, H100 rows";
+
+/// FTTN Table III's H100 rows (FP16, BF16, TF32, FP64). FP8 is not in the seed papers.
+pub fn claims() -> Vec<Claim> {
+    let truncates = |a: &Arithmetic, _: &PathSpec| a.align.mode == AlignMode::Truncate && a.accumulator.rounding == Rounding::Rz;
+    vec![
+        Claim { formats: &[Format::F16, Format::Bf16, Format::Tf32, Format::F64], column: "subnormal inputs", published: "handled", holds: |a, _| a.inputs.subnormals == Subnormals::Keep },
+        Claim { formats: &[Format::F16, Format::Bf16, Format::Tf32], column: "extra bits", published: ">= 2", holds: |a, _| a.align.mode == AlignMode::Exact || a.align.extra_bits >= 2 },
+        Claim { formats: &[Format::F64], column: "extra bits", published: "3", holds: |a, _| a.align.mode != AlignMode::Exact && a.align.extra_bits == 3 },
+        Claim { formats: &[Format::F16, Format::Bf16, Format::Tf32], column: "accumulation", published: "truncate", holds: truncates },
+        Claim { formats: &[Format::F64], column: "accumulation", published: "RTN-TE", holds: |a, _| a.accumulator.rounding == Rounding::Rne },
+        Claim { formats: F16_BF16, column: "FMA width", published: ">= 16", holds: |a, p| a.blocks.width == 0 || a.blocks.width >= 16.min(p.k) },
+        Claim { formats: &[Format::Tf32], column: "FMA width", published: "4", holds: |a, _| a.blocks.width == 4 },
+        Claim { formats: &[Format::F64], column: "FMA width", published: "1", holds: |a, _| a.blocks.width == 1 },
+        Claim { formats: F16_BF16, column: "output rounding", published: "RTN-TE", holds: |a, _| a.output.rounding == Rounding::Rne },
+        Claim { formats: &[Format::F64], column: "product rounding", published: "RTN-TE", holds: |a, _| a.products.round_to == Some(Format::F64) && a.products.rounding == Rounding::Rne },
+    ]
+}
+
+/// The columns of the table, in order.
+pub const COLUMNS: &[&str] = &["subnormal inputs", "extra bits", "accumulation", "FMA width", "output rounding", "product rounding"];
+
+/// What the model says for a column.
+fn value(a: &Arithmetic, column: &str) -> String {
+    match column {
+        "subnormal inputs" => format!("{:?}", a.inputs.subnormals).to_lowercase(),
+        "extra bits" if a.align.mode == AlignMode::Exact => "exact".into(),
+        "extra bits" => format!("{} ({:?})", a.align.extra_bits, a.align.exponent).to_lowercase(),
+        "accumulation" => format!("{:?} align, {} into {}", a.align.mode, a.accumulator.rounding.name(), a.accumulator.format.map_or("D".into(), |f| f.name().to_string())).to_lowercase(),
+        "FMA width" => a.blocks.width.to_string(),
+        "output rounding" => a.output.rounding.name().into(),
+        "product rounding" => a.products.round_to.map_or("exact".into(), |f| format!("{} {}", a.products.rounding.name(), f.name())),
+        _ => String::new(),
+    }
+}
+
+/// One cell: the model's value, and the claim with its verdict where there is one.
+pub struct Cell {
+    pub value: String,
+    pub claim: Option<(&'static str, bool)>,
+}
+
+/// One path's row.
+pub struct Row {
+    pub path: &'static PathSpec,
+    pub model: String,
+    /// `inferred` (reproduces everything it was inferred from), `nearest` (inferred, the best
+    /// of the space), or `hypothesis` (the published H100 hypothesis).
+    pub origin: &'static str,
+    pub stats: Option<ReplayStats>,
+    pub cells: Vec<Cell>,
+}
+
+/// Rows for every path that has a model (and its corpus replay where `corpus` has the file).
+pub fn rows(corpus: &std::path::Path) -> Vec<Row> {
+    let claims = claims();
+    PATHS
+        .iter()
+        .filter_map(|p| {
+            let name = format!("sm90:{}", p.id);
+            let model = Model::load(&name).ok()?;
+            let a = model.arithmetic(p.a_fmt).clone();
+            let file = corpus.join(format!("{}.jsonl.gz", p.id));
+            let stats = file.exists().then(|| crate::replay::replay_file(&file, &model).ok()).flatten();
+            let cells = COLUMNS
+                .iter()
+                .map(|col| {
+                    // The output-rounding claim is about f16/bf16 outputs only.
+                    let applies = |c: &&Claim| c.column == *col && c.formats.contains(&p.a_fmt) && (c.column != "output rounding" || p.c_fmt == Format::F16);
+                    let claim = claims.iter().find(applies).map(|c| (c.published, (c.holds)(&a, p)));
+                    Cell { value: value(&a, col), claim }
+                })
+                .collect();
+            let src = crate::model::embedded_model_source(&name).unwrap_or("");
+            let origin = if !src.starts_with("# Inferred") {
+                "H100 hypothesis"
+            } else if src.lines().next().is_some_and(|l| l.contains("nearest")) {
+                "nearest of the space"
+            } else {
+                "inferred"
+            };
+            Some(Row { path: p, model: name, origin, stats, cells })
+        })
+        .collect()
+}
+
+/// The report as Markdown.
+pub fn markdown(rows: &[Row]) -> String {
+    let mut s = String::from("# mmafuzz report: inferred H100 arithmetic against the published claims\n\n");
+    s.push_str(&format!(
+        "Per instruction path: the knobs of its current model (`models/sm90/`, inferred by `mmafuzz infer` from the GPU corpus and the hunts' findings), how much of the recorded corpus it reproduces bit for bit, and, where the seed papers say something ({SOURCE}), the published claim: ✓ the model agrees, ✗ it contradicts. Fasi et al. measured V100, T4 and A100, not Hopper: their experiments are reproduced by the `v100`/`a100` models (`mmafuzz probes`). FP8 is in neither paper.\n\n![knobs against claims](report.svg)\n\n"
+    ));
+    s.push_str("| path | model | tiles reproduced | elements reproduced |");
+    for c in COLUMNS {
+        s.push_str(&format!(" {c} |"));
+    }
+    s.push_str("\n|---|---|---|---|");
+    s.push_str(&"---|".repeat(COLUMNS.len()));
+    s.push('\n');
+    for r in rows {
+        let (tiles, elems) = r.stats.as_ref().map_or(("no corpus".to_string(), String::new()), |st| {
+            (format!("{:.1}% of {}", 100.0 * st.tile_fraction(), st.tiles), format!("{:.3}%", 100.0 * st.elements_matching as f64 / st.elements.max(1) as f64))
+        });
+        s.push_str(&format!("| `{}` | {} | {tiles} | {elems} |", r.path.id, r.origin));
+        for c in &r.cells {
+            match c.claim {
+                Some((claim, true)) => s.push_str(&format!(" {} ✓ ({claim}) |", c.value)),
+                Some((claim, false)) => s.push_str(&format!(" **{}** ✗ ({claim}) |", c.value)),
+                None => s.push_str(&format!(" {} |", c.value)),
+            }
+        }
+        s.push('\n');
+    }
+    let (agree, contra): (Vec<bool>, Vec<bool>) = rows.iter().flat_map(|r| r.cells.iter().filter_map(|c| c.claim.map(|(_, ok)| ok))).partition(|ok| *ok);
+    s.push_str(&format!("\n{} claims checked: {} agree, {} contradicted.\n", agree.len() + contra.len(), agree.len(), contra.len()));
+    s
+}
+
+/// The same table as an SVG picture: one row per path, one column per knob, green where the
+/// model agrees with the published claim, red where it contradicts, grey where there is none;
+/// the first column shades with the fraction of the corpus reproduced.
+pub fn svg(rows: &[Row]) -> String {
+    let (label_w, cell_w, cell_h, top) = (300, 150, 26, 60);
+    let width = label_w + cell_w * (COLUMNS.len() + 1) + 10;
+    let height = top + cell_h * rows.len() + 40;
+    let esc = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"monospace\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+    s.push_str("<text x=\"10\" y=\"20\" font-size=\"14\">H100 paths: inferred knobs vs FTTN Table III (green agrees, red contradicts, grey: no claim)</text>\n");
+    let headers: Vec<&str> = std::iter::once("corpus reproduced").chain(COLUMNS.iter().copied()).collect();
+    for (i, h) in headers.iter().enumerate() {
+        s.push_str(&format!("<text x=\"{}\" y=\"{}\">{}</text>\n", label_w + i * cell_w + 4, top - 8, esc(h)));
+    }
+    for (r_i, r) in rows.iter().enumerate() {
+        let y = top + r_i * cell_h;
+        s.push_str(&format!("<text x=\"10\" y=\"{}\">{}</text>\n", y + 17, esc(r.path.id)));
+        let frac = r.stats.as_ref().map(|st| st.tile_fraction());
+        let (fill, text) = match frac {
+            Some(f) => (format!("rgb({},{},{})", (255.0 * (1.0 - f)) as u8, (80.0 + 150.0 * f) as u8, 90), format!("{:.1}%", 100.0 * f)),
+            None => ("#dddddd".to_string(), "no corpus".into()),
+        };
+        s.push_str(&format!("<rect x=\"{label_w}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"white\"/>\n", cell_w, cell_h));
+        s.push_str(&format!("<text x=\"{}\" y=\"{}\">{}</text>\n", label_w + 4, y + 17, text));
+        for (c_i, c) in r.cells.iter().enumerate() {
+            let x = label_w + (c_i + 1) * cell_w;
+            let fill = match c.claim {
+                Some((_, true)) => "#9fd89f",
+                Some((_, false)) => "#f09a9a",
+                None => "#e4e4e4",
+            };
+            let mut v = c.value.clone();
+            v.truncate(22);
+            s.push_str(&format!("<rect x=\"{x}\" y=\"{y}\" width=\"{cell_w}\" height=\"{cell_h}\" fill=\"{fill}\" stroke=\"white\"/>\n"));
+            s.push_str(&format!("<text x=\"{}\" y=\"{}\">{}</text>\n", x + 4, y + 17, esc(&v)));
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdicts(model: &str, path: &str) -> Vec<(&'static str, bool)> {
+        let p = crate::exec::path_by_id(path).unwrap();
+        let a = Model::load(model).unwrap().arithmetic(p.a_fmt).clone();
+        claims().iter().filter(|c| c.formats.contains(&p.a_fmt)).map(|c| (c.column, (c.holds)(&a, p))).collect()
+    }
+
+    #[test]
+    fn claims_judge_the_hypotheses_they_come_from() {
+        // The H100 hypothesis was built from these rows: it agrees with every f16 claim.
+        let h100 = verdicts("h100", "mma.m16n8k16.f16.f16.f16.f16");
+        assert!(h100.len() >= 4 && h100.iter().all(|(_, ok)| *ok), "{h100:?}");
+        // V100 truncates with no extra bits in 4-wide blocks: the H100 claims reject it.
+        let v100 = verdicts("v100", "mma.m16n8k16.f32.f16.f16.f32");
+        for col in ["extra bits", "FMA width"] {
+            assert!(v100.iter().any(|(c, ok)| *c == col && !ok), "{col}: {v100:?}");
+        }
+    }
+
+    #[test]
+    fn report_covers_every_path_in_markdown_and_svg() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+        let rows = rows(&corpus);
+        assert_eq!(rows.len(), PATHS.len());
+        let md = markdown(&rows);
+        for r in &rows {
+            assert!(md.contains(r.path.id), "{}", r.path.id);
+        }
+        assert!(md.contains("claims checked"));
+        let picture = svg(&rows);
+        assert!(picture.starts_with("<svg") && picture.trim_end().ends_with("</svg>"));
+        assert_eq!(picture.matches("<rect").count(), 1 + rows.len() * (COLUMNS.len() + 1));
+    }
+}
