@@ -122,14 +122,7 @@ pub fn record(path_id: &str, device: usize, input: &Path, corpus: &Path) -> anyh
     let gpu = Gpu::open(device)?;
     let (results, nondet) = run_batches(&gpu, p, &cases)?;
     anyhow::ensure!(nondet == 0, "{nondet} tiles differed between two runs: not recording a nondeterministic path");
-    let provenance = json!({
-        "gpu": gpu.info.name,
-        "cc": format!("{}.{}", gpu.info.compute_capability.0, gpu.info.compute_capability.1),
-        "driver": gpu.info.driver,
-        "path": p.id,
-        "date": mmafuzz::store::today_utc(),
-        "tool": format!("mmafuzz {}", env!("CARGO_PKG_VERSION")),
-    });
+    let provenance = provenance(&gpu, p);
     let lines: Vec<String> = cases
         .iter()
         .zip(&results)
@@ -143,6 +136,18 @@ pub fn record(path_id: &str, device: usize, input: &Path, corpus: &Path) -> anyh
     mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
     println!("recorded {} tiles of {} from {} into {}", lines.len(), p.id, gpu.info.name, file.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a recorded tile comes from: GPU, compute capability, driver, path, date, tool.
+pub fn provenance(gpu: &Gpu, p: &PathSpec) -> serde_json::Value {
+    json!({
+        "gpu": gpu.info.name,
+        "cc": format!("{}.{}", gpu.info.compute_capability.0, gpu.info.compute_capability.1),
+        "driver": gpu.info.driver,
+        "path": p.id,
+        "date": mmafuzz::store::today_utc(),
+        "tool": format!("mmafuzz {}", env!("CARGO_PKG_VERSION")),
+    })
 }
 
 /// Edge-biased cases of a path's shape and formats.

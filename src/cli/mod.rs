@@ -1,9 +1,10 @@
 //! Command definitions and dispatch.
 
 mod bench;
+mod discover;
 mod emulate;
 mod gemm;
-mod gpu;
+pub(crate) mod gpu;
 mod hunt;
 mod infer;
 mod io;
@@ -89,6 +90,13 @@ enum Command {
     ///
     /// Exit status 0 when some model survives, 1 when none does (the nearest are shown).
     Infer(infer::InferArgs),
+    /// Bring up a path's model on a GPU: active learning from the whole knob space. Each round
+    /// generates edge-biased tiles, runs on the GPU those that split the surviving models, and
+    /// drops the models they refute, until no generated tile splits the survivors or the budget
+    /// ends. Writes the model (--write) and the deciding tiles (--corpus).
+    ///
+    /// Exit status 0 when models survive, 1 when the data contradicts every one.
+    Discover(discover::DiscoverArgs),
     /// Tabulate, per path, the current model's knobs and corpus reproduction next to the seed
     /// papers' published claims (FTTN Table III), marking agreements and contradictions;
     /// writes OUT/report.md and OUT/report.svg.
@@ -189,6 +197,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gemm(args) => gemm::gemm(args),
         Command::Hunt(args) => hunt::hunt(args),
         Command::Infer(args) => infer::infer(args),
+        Command::Discover(args) => discover::discover(args),
         Command::Report { corpus, output } => report::report(&corpus, &output),
         Command::Bench { models, seconds } => bench::bench(&models, seconds),
         Command::Models { show } => models::models(show.as_deref()),

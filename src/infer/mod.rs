@@ -8,6 +8,7 @@
 //! fall within a few minimised findings. The survivors are then crossed with the special-value
 //! and subnormal knobs and tried on everything else.
 
+pub mod discover;
 pub mod observe;
 pub mod space;
 

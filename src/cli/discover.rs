@@ -1,0 +1,109 @@
+//! `mmafuzz discover`: bring up a path's model on a GPU in one command.
+
+use anyhow::Context;
+use mmafuzz::exec::{path_by_id, Gpu, PATHS};
+use mmafuzz::hunt::Side;
+use mmafuzz::infer::discover::{discover as run, DiscoverConfig};
+use mmafuzz::Model;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct DiscoverArgs {
+    /// Instruction path.
+    #[arg(long)]
+    path: String,
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    /// Stand-in for the GPU: a model name or file (to try discovery without a GPU).
+    #[arg(long)]
+    oracle: Option<String>,
+    /// At most this many tiles run on the GPU.
+    #[arg(long, default_value_t = 20_000)]
+    max_tiles: usize,
+    /// At most this long, in seconds.
+    #[arg(long, default_value_t = 600)]
+    seconds: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Candidate tiles generated per round.
+    #[arg(long, default_value_t = 4096)]
+    pool: usize,
+    /// Tiles run per round (the most disputed of the pool).
+    #[arg(long, default_value_t = 512)]
+    batch: usize,
+    /// Write the discovered model here (e.g. models/sm90/PATH.toml).
+    #[arg(long)]
+    write: Option<PathBuf>,
+    /// Append the deciding GPU tiles, with provenance, to CORPUS/<path>.jsonl.gz.
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+}
+
+pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
+    let p = path_by_id(&args.path).with_context(|| {
+        let ids: Vec<_> = PATHS.iter().map(|p| p.id).collect();
+        format!("unknown path '{}' (known: {})", args.path, ids.join(", "))
+    })?;
+    let (oracle, provenance) = match &args.oracle {
+        Some(m) => (Side::model(Model::load(m)?), None),
+        None => {
+            let gpu = Gpu::open(args.device)?;
+            let prov = super::gpu::provenance(&gpu, p);
+            (Side::Gpu { gpus: vec![gpu], path: p }, Some(prov))
+        }
+    };
+    let base = Model::load(&format!("sm90:{}", p.id)).or_else(|_| Model::load("h100"))?;
+    let cfg = DiscoverConfig { seed: args.seed, pool: args.pool, batch: args.batch, sample: 24, max_tiles: args.max_tiles, max_time: Duration::from_secs(args.seconds) };
+    eprintln!("discovering {} against {}", p.id, oracle.describe());
+    let d = run(p, &oracle, base.arithmetic(p.a_fmt), &cfg, |r| {
+        eprintln!("round {:>3} ({}): {} tiles run, {} models alive", r.round, r.stage, r.tiles_run, r.alive);
+    })?;
+    println!(
+        "discover {}: {} rounds, {} tiles run, {:.1} s; {}",
+        p.id,
+        d.rounds.len(),
+        d.decided_by.len(),
+        d.seconds,
+        d.ending
+    );
+    println!("survivors: {} (core knobs alone: {})", d.survivors.len(), d.core_survivors.len());
+    for (knob, values) in d.agreed() {
+        let mark = if values.len() == 1 { "agreed" } else { "" };
+        println!("{knob:<26} {:<40} {mark}", values.join(", "));
+    }
+    if d.survivors.is_empty() {
+        println!("no model of the space explains every GPU result: the data contradicts at least one knob's whole range (run `mmafuzz infer` on the recorded tiles for the nearest models)");
+    }
+    if let (Some(file), Some(best)) = (&args.write, &d.best) {
+        let table = toml::Table::try_from(best).context("serialising the model")?;
+        let text = format!(
+            "# Discovered by `mmafuzz discover --path {0}`: {1} rounds, {2} GPU tiles, {3} survivors.\nname = \"sm90:{0}\"\ndescription = \"sm90 {0}: discovered on the GPU\"\nsources = [\"mmafuzz discover, {2} tiles\"]\n\n{table}",
+            p.id,
+            d.rounds.len(),
+            d.decided_by.len(),
+            d.survivors.len()
+        );
+        mmafuzz::store::write_atomically(file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
+        println!("wrote {}", file.display());
+    }
+    if let Some(dir) = &args.corpus {
+        let lines: Vec<String> = d
+            .decided_by
+            .iter()
+            .map(|(c, out)| {
+                let mut c = c.clone();
+                if let Some(prov) = &provenance {
+                    c.extra.insert("provenance".into(), prov.clone());
+                }
+                c.extra.insert("discover".into(), serde_json::json!({"seed": args.seed}));
+                c.result_json(out)
+            })
+            .collect();
+        let file = dir.join(format!("{}.jsonl.gz", p.id));
+        mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
+        println!("recorded {} deciding tiles into {}", lines.len(), file.display());
+    }
+    Ok(if d.survivors.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
