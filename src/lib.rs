@@ -24,6 +24,7 @@
 
 pub mod bench;
 pub mod case;
+pub mod corpus;
 pub mod exact;
 pub mod exec;
 pub mod format;

@@ -38,17 +38,35 @@ pub fn append_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result
         text.extend_from_slice(l.as_bytes());
         text.push(b'\n');
     }
+    write_text_atomically(path, &text)
+}
+
+/// Replace the file at `path` with `lines` (gzipped when its name ends in `.gz`), atomically.
+pub fn write_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result<()> {
+    let mut text = Vec::new();
+    for l in lines {
+        text.extend_from_slice(l.as_bytes());
+        text.push(b'\n');
+    }
+    write_text_atomically(path, &text)
+}
+
+/// Replace the file at `path` with `text`, gzipped when its name ends in `.gz`.
+fn write_text_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     {
         let f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
         let f = if is_gz(path) {
             let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
-            gz.write_all(&text)?;
+            gz.write_all(text)?;
             gz.finish()?
         } else {
             let mut f = f;
-            f.write_all(&text)?;
+            f.write_all(text)?;
             f
         };
         f.into_inner().map_err(|e| e.into_error())?.sync_all()?;

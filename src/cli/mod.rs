@@ -1,6 +1,7 @@
 //! Command definitions and dispatch.
 
 mod bench;
+mod corpus;
 mod discover;
 mod emulate;
 mod gemm;
@@ -97,6 +98,9 @@ enum Command {
     ///
     /// Exit status 0 when models survive, 1 when the data contradicts every one.
     Discover(discover::DiscoverArgs),
+    /// Work on the GPU corpus: stats, add (promote findings), dedup, minimise.
+    #[command(subcommand)]
+    Corpus(corpus::CorpusCommand),
     /// Tabulate, per path, the current model's knobs and corpus reproduction next to the seed
     /// papers' published claims (FTTN Table III), marking agreements and contradictions;
     /// writes OUT/report.md and OUT/report.svg.
@@ -197,6 +201,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gemm(args) => gemm::gemm(args),
         Command::Hunt(args) => hunt::hunt(args),
         Command::Infer(args) => infer::infer(args),
+        Command::Corpus(cmd) => corpus::corpus(cmd),
         Command::Discover(args) => discover::discover(args),
         Command::Report { corpus, output } => report::report(&corpus, &output),
         Command::Bench { models, seconds } => bench::bench(&models, seconds),

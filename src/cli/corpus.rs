@@ -1,0 +1,107 @@
+//! `mmafuzz corpus stats|add|dedup|minimise`.
+
+use anyhow::Context;
+use mmafuzz::replay::{corpus_files, corpus_path_id, read_corpus};
+use mmafuzz::Model;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum CorpusCommand {
+    /// Per path: tiles, distinct tiles, recorded output kinds, where tiles came from, GPUs.
+    Stats {
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+    },
+    /// Promote a path's GPU findings, in their minimised form, into its corpus file.
+    Add {
+        #[arg(long)]
+        path: String,
+        #[arg(long, default_value = "findings")]
+        findings: PathBuf,
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+    },
+    /// Remove repeated tiles (same A, B and C) from every corpus file, keeping the first.
+    Dedup {
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+    },
+    /// Write the fewest tiles of a path's corpus that still refute every single-knob
+    /// alternative of its model that the whole corpus refutes (plus every tile the model gets
+    /// wrong) to OUT: a small regression set.
+    Minimise {
+        #[arg(long)]
+        path: String,
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+        /// Model whose alternatives must stay refuted (default sm90:PATH).
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long = "out")]
+        output: PathBuf,
+    },
+}
+
+fn file_of(corpus: &Path, path: &str) -> PathBuf {
+    corpus.join(format!("{path}.jsonl.gz"))
+}
+
+fn lines_of(cases: &[(mmafuzz::MmaCase, Vec<u64>)], keep: &[usize]) -> Vec<String> {
+    keep.iter().map(|&i| cases[i].0.result_json(&cases[i].1)).collect()
+}
+
+pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        CorpusCommand::Stats { corpus } => {
+            println!("{:<34} {:>7} {:>8} {:>9}  outputs / sources / GPUs", "path", "tiles", "distinct", "elements");
+            for f in corpus_files(&corpus).with_context(|| format!("cannot list {}", corpus.display()))? {
+                let s = mmafuzz::corpus::stats(&f).with_context(|| format!("cannot read {}", f.display()))?;
+                let join = |m: &std::collections::BTreeMap<_, usize>| m.iter().map(|(k, v): (&_, &usize)| format!("{k} {v}")).collect::<Vec<String>>().join(", ");
+                let outputs: std::collections::BTreeMap<String, usize> = s.outputs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+                println!("{:<34} {:>7} {:>8} {:>9}  {}", corpus_path_id(&f), s.tiles, s.distinct, s.elements, join(&outputs));
+                println!("{:<62}{}", "", join(&s.sources));
+                println!("{:<62}{}", "", join(&s.gpus));
+                for b in s.bad_lines.iter().take(3) {
+                    eprintln!("skipped {b}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        CorpusCommand::Add { path, findings, corpus } => {
+            let file = file_of(&corpus, &path);
+            let existing = if file.exists() { read_corpus(&file)?.0 } else { vec![] };
+            let (lines, problems) = mmafuzz::corpus::findings_as_lines(&findings, &path, &existing);
+            for p in problems.iter().take(5) {
+                eprintln!("skipped {p}");
+            }
+            if !lines.is_empty() {
+                mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
+            }
+            println!("added {} minimised GPU findings to {}", lines.len(), file.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        CorpusCommand::Dedup { corpus } => {
+            for f in corpus_files(&corpus)? {
+                let (cases, bad) = read_corpus(&f)?;
+                anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {}); not rewriting it", f.display(), bad[0]);
+                let (keep, dropped) = mmafuzz::corpus::dedup(&cases);
+                if dropped > 0 {
+                    mmafuzz::store::write_lines_atomically(&f, &lines_of(&cases, &keep))?;
+                }
+                println!("{}: {} tiles, {dropped} repeats removed", corpus_path_id(&f), keep.len());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        CorpusCommand::Minimise { path, corpus, model, output } => {
+            let f = file_of(&corpus, &path);
+            let (cases, bad) = read_corpus(&f).with_context(|| format!("cannot read {}", f.display()))?;
+            anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {})", f.display(), bad[0]);
+            let model = Model::load(model.as_deref().unwrap_or(&format!("sm90:{path}")))?;
+            let keep = mmafuzz::corpus::minimise(&cases, &model);
+            mmafuzz::store::write_lines_atomically(&output, &lines_of(&cases, &keep)).with_context(|| format!("cannot write {}", output.display()))?;
+            println!("kept {} of {} tiles of {path} in {} (every single-knob alternative of {} the corpus refutes stays refuted)", keep.len(), cases.len(), output.display(), model.name);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
