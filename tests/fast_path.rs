@@ -16,6 +16,7 @@ fn lane_kernel_equals_general_path() {
         ("sticky-carry", "[blocks]\nwidth = 16\nc = \"fused\"\norder = \"reverse\"\n[align]\nmode = \"sticky\"\nextra_bits = 1\ncarry_bits = 1\n[accumulator]\nformat = \"f32\"\nrounding = \"ru\"\n[output]\nrounding = \"rz\""),
         ("emin-floor-fieldsum", "[blocks]\nwidth = 16\nc = \"fused\"\n[align]\nmode = \"truncate\"\nexponent = \"field_sum\"\nextra_bits = 2\nemin_floor = true\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"\noverflow = \"infinity\"\n[specials]\nzero_sign = \"unsigned\""),
         ("unbounded-range", "[blocks]\nwidth = 8\nc = \"fused\"\n[align]\nmode = \"truncate\"\nexponent = \"field_sum\"\nextra_bits = 2\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"\nrange = \"unbounded\"\n[output]\nrounding = \"rne\""),
+        ("f32-window-f16-acc", "[blocks]\nwidth = 16\nc = \"fused\"\n[align]\nmode = \"truncate\"\nexponent = \"field_sum\"\nextra_bits = 2\nwindow = \"f32\"\n[accumulator]\nformat = \"f16\"\nrounding = \"rne\""),
         ("emin-floor-leading", "[blocks]\nwidth = 8\nc = \"fused\"\n[align]\nmode = \"floor\"\nextra_bits = 3\nemin_floor = true\n[accumulator]\nformat = \"f32\"\nrounding = \"rne\""),
         ("narrow-acc", "[blocks]\nwidth = 4\nc = \"fused\"\n[align]\nmode = \"truncate\"\nextra_bits = -10\n[accumulator]\nrounding = \"rd\"\nsubnormals = \"flush\""),
     ] {

@@ -151,34 +151,33 @@ pub fn infer(path: &PathSpec, obs: &Observations, base: &Arithmetic) -> Inferenc
         Some(s.clone())
     } else {
         let base_special = base_special_point(base, &special_axes);
-        let candidates: Vec<(Point, Point)> = if core_survivors.is_empty() {
+        // The special knobs for a core point, one axis at a time, keeping the value that misses
+        // fewest observations (coordinate descent).
+        let descend = |c: &Point| {
+            let mut s = base_special.clone();
+            for _round in 0..2 {
+                for (i, axis) in special_axes.iter().enumerate() {
+                    let best = (0..axis.values.len())
+                        .min_by_key(|&v| {
+                            let mut t = s.clone();
+                            t[i] = v;
+                            at(c, &t).map_or(usize::MAX, |a| mismatches(&a, obs, false))
+                        })
+                        .expect("axes have values");
+                    s[i] = best;
+                }
+            }
+            (c.clone(), s)
+        };
+        let cores: Vec<Point> = if core_survivors.is_empty() {
             // The core points that got furthest through the plain observations.
             let mut by_reach: Vec<&(Point, Option<usize>)> = core_results.iter().collect();
             by_reach.sort_by_key(|(_, f)| std::cmp::Reverse(f.unwrap_or(usize::MAX)));
-            by_reach.iter().take(8).map(|(p, _)| (p.clone(), base_special.clone())).collect()
+            by_reach.iter().take(8).map(|(p, _)| p.clone()).collect()
         } else {
-            // Each core survivor with the special knobs chosen one axis at a time, keeping the
-            // value that misses fewest of the other observations (coordinate descent).
-            core_survivors
-                .iter()
-                .map(|c| {
-                    let mut s = base_special.clone();
-                    for _round in 0..2 {
-                        for (i, axis) in special_axes.iter().enumerate() {
-                            let best = (0..axis.values.len())
-                                .min_by_key(|&v| {
-                                    let mut t = s.clone();
-                                    t[i] = v;
-                                    at(c, &t).map_or(usize::MAX, |a| mismatches(&a, obs, false))
-                                })
-                                .expect("axes have values");
-                            s[i] = best;
-                        }
-                    }
-                    (c.clone(), s)
-                })
-                .collect()
+            core_survivors.clone()
         };
+        let candidates: Vec<(Point, Point)> = cores.iter().map(descend).collect();
         let mut near: Vec<(Near, (Point, Point))> = candidates
             .iter()
             .filter_map(|(c, s)| {

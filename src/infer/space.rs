@@ -36,6 +36,7 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
     if p.c_fmt == Format::F16 {
         axes.push(Axis { path: "accumulator.format", values: strs(&["f32", "f16"]) });
         axes.push(Axis { path: "output.rounding", values: strs(&["rne", "rz"]) });
+        axes.push(Axis { path: "align.window", values: strs(&["none", "f32"]) });
     }
     if p.a_fmt == Format::F64 {
         axes.push(Axis { path: "products.round_to", values: strs(&["none", "f64"]) });

@@ -466,7 +466,7 @@ impl<'a> TileRun<'a> {
         }
         let e_max = block.terms.iter().map(|t| t.key).max().expect("nonempty block");
         let e_max = if al.emin_floor { e_max.max(self.acc_fmt.emin()) } else { e_max };
-        let p = self.acc_fmt.precision() as i32;
+        let p = self.ar.window_precision(self.acc_fmt) as i32;
         // Last kept place: p-1 bits below the largest exponent, then extra_bits more.
         let mut grid = e_max - (p - 1) - al.extra_bits;
         let mut window = p + al.extra_bits;
@@ -599,7 +599,7 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
     let narrow = |f: Format| f.precision() <= 24;
     // Window: p + extra (+1 sticky), 2 bits for a product's carry, 7 for the count of terms.
     let width = if ar.blocks.width == 0 { case.k } else { ar.blocks.width };
-    let window = acc_fmt.precision() as i32 + ar.align.extra_bits + 1 + 2 + 7;
+    let window = ar.window_precision(acc_fmt) as i32 + ar.align.extra_bits + 1 + 2 + 7;
     ar.products.round_to.is_none()
         && ar.blocks.normalise == Normalise::End
         && ar.blocks.c == CPlacement::Fused
@@ -624,7 +624,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     };
     let field_sum = ar.align.exponent == AlignExponent::FieldSum;
     // Bits a product may need above its window's last place (one more with field-sum keys).
-    let drop_below = acc_fmt.precision() as i32 - 1 + ar.align.extra_bits + (mode == STICKY) as i32;
+    let drop_below = ar.window_precision(acc_fmt) as i32 - 1 + ar.align.extra_bits + (mode == STICKY) as i32;
     let product_shift = (drop_below + 1 - (pa + pb) as i32 + 2).max(0) as u32;
     // f64 form: |terms| < 2^(drop_below + 2), at most 2^7 of them, exact below 2^53.
     let operands = match block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52) {
@@ -686,7 +686,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     LanePrep {
         operands,
         window: Window {
-            p: acc_fmt.precision() as i64,
+            p: ar.window_precision(acc_fmt) as i64,
             extra_bits: ar.align.extra_bits as i64,
             field_sum,
             product_shift,

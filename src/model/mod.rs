@@ -117,6 +117,17 @@ pub struct Align {
     /// largest exponent (H100 bf16 and tf32).
     #[serde(default)]
     pub emin_floor: bool,
+    /// The format whose precision sizes the window (`p + extra_bits` bits), when it is not the
+    /// accumulator's: a wide adder that rounds once into a narrow result (H100 f16 output).
+    #[serde(default)]
+    pub window: Option<Format>,
+}
+
+impl Arithmetic {
+    /// Significant bits of the alignment window above the extra bits.
+    pub fn window_precision(&self, acc_fmt: Format) -> u32 {
+        self.align.window.map_or(acc_fmt.precision(), |f| f.precision())
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
