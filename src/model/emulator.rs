@@ -369,8 +369,12 @@ impl<'a> TileRun<'a> {
         }
         let arow = &self.a[i * k..(i + 1) * k];
         let bcol = &self.bt[j * k..(j + 1) * k];
-        for kk in range {
+        for kk in range.clone() {
             self.push_product(&mut block, arow[kk], bcol[kk]);
+        }
+        if ar.specials.nan == NanOutput::Propagate && (block.nan || (block.pos_inf && block.neg_inf) || run.class == Class::Nan) {
+            self.block = block;
+            return self.propagated_nan(run, &arow[range.clone()], &bcol[range]);
         }
         let rnd = ar.accumulator.rounding;
         let sum = match ar.blocks.normalise {
@@ -390,6 +394,26 @@ impl<'a> TileRun<'a> {
             self.block = pair;
             r
         }
+    }
+
+    /// The NaN a block passes on under `nan = "propagate"`: B's first NaN, else the running
+    /// sum's, else A's first, payload moved into the accumulator's fraction; otherwise (an
+    /// invalid operation) the default NaN with the sign set.
+    fn propagated_nan(&self, run: Running, a: &[Operand], b: &[Operand]) -> Running {
+        let in_frac = self.case.a_fmt.precision() as i32 - 1;
+        let acc_frac = self.acc_fmt.precision() as i32 - 1;
+        let moved = |sig: u64, from: i32| if acc_frac >= from { sig << (acc_frac - from) } else { sig >> (from - acc_frac) };
+        let nan = |neg: bool, sig: u64| Operand { class: Class::Nan, neg, sig, lsb: 0, field: 0 };
+        if let Some(x) = b.iter().find(|x| x.class == Class::Nan) {
+            return nan(x.neg, moved(x.sig, in_frac));
+        }
+        if run.class == Class::Nan {
+            return run;
+        }
+        if let Some(x) = a.iter().find(|x| x.class == Class::Nan) {
+            return nan(x.neg, moved(x.sig, in_frac));
+        }
+        nan(true, 0)
     }
 
     fn push_product(&self, block: &mut Block, a: Operand, b: Operand) {
@@ -575,6 +599,11 @@ impl<'a> TileRun<'a> {
                 return match self.ar.specials.nan {
                     NanOutput::Canonical => out.nan_bits(false, 0),
                     NanOutput::AllOnes => out.nan_bits(false, u64::MAX),
+                    NanOutput::Propagate => {
+                        let (from, to) = (self.acc_fmt.precision() as i32 - 1, out.precision() as i32 - 1);
+                        let payload = if to >= from { run.sig << (to - from) } else { run.sig >> (from - to) };
+                        out.nan_bits(run.neg, payload)
+                    }
                 }
             }
             Class::Inf => out.inf_bits(run.neg),

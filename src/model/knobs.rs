@@ -37,7 +37,7 @@ pub fn knobs() -> Vec<Knob> {
         Knob { path: "output.subnormals", values: strs(&subnormals) },
         Knob { path: "inputs.subnormals", values: strs(&subnormals) },
         Knob { path: "inputs.c_subnormals", values: strs(&subnormals) },
-        Knob { path: "specials.nan", values: strs(&["canonical", "all_ones"]) },
+        Knob { path: "specials.nan", values: strs(&["canonical", "all_ones", "propagate"]) },
         Knob { path: "specials.zero_sign", values: strs(&["ieee", "positive", "unsigned"]) },
     ]
 }

@@ -234,6 +234,10 @@ pub enum NanOutput {
     Canonical,
     /// Positive, every fraction bit set (f32 7fffffff).
     AllOnes,
+    /// The payload of the first NaN among each block's B operands, then the running sum (C at
+    /// first), then its A operands, quieted; an invalid operation (inf·0, inf − inf) gives the
+    /// default NaN with the sign set (H100 f64: fff8000000000000).
+    Propagate,
 }
 
 /// Sign of a sum that is exactly zero.
