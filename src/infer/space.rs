@@ -38,6 +38,11 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
         axes.push(Axis { path: "output.rounding", values: strs(&["rne", "rz"]) });
         axes.push(Axis { path: "align.window", values: strs(&["none", "f32"]) });
     }
+    if matches!(p.a_fmt, Format::E4m3 | Format::E5m2) {
+        // FP8 accumulation is reported to keep fewer bits than f32 (about 13-14): narrower windows.
+        let bits = axes.iter_mut().find(|a| a.path == "align.extra_bits").expect("extra bits axis");
+        bits.values = (-12..=3).map(toml::Value::Integer).collect();
+    }
     if p.a_fmt == Format::F64 {
         axes.push(Axis { path: "products.round_to", values: strs(&["none", "f64"]) });
     }
