@@ -42,6 +42,7 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
         // FP8 accumulation is reported to keep fewer bits than f32 (about 13-14): narrower windows.
         let bits = axes.iter_mut().find(|a| a.path == "align.extra_bits").expect("extra bits axis");
         bits.values = (-12..=3).map(toml::Value::Integer).collect();
+        axes.push(Axis { path: "accumulator.precision", values: vec![toml::Value::String("none".into()), toml::Value::Integer(13), toml::Value::Integer(14), toml::Value::Integer(15)] });
     }
     if p.a_fmt == Format::F64 {
         axes.push(Axis { path: "products.round_to", values: strs(&["none", "f64"]) });

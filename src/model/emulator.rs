@@ -473,6 +473,12 @@ impl<'a> TileRun<'a> {
         if s.mag == 0 && !s.sticky {
             return special(Class::Zero, zero_neg(false));
         }
+        if let Some(q) = self.ar.accumulator.precision.filter(|&q| q < f.precision()) {
+            // Narrow the sum to q bits first; the accumulator format then holds it exactly.
+            let (sig, lsb) = round_unbounded(s.neg, s.mag, s.exp, s.sticky, q, rnd);
+            let bits = f.round(s.neg, sig as u128, lsb, false, rnd, self.ar.accumulator.overflow);
+            return Operand::decode(f, bits, self.ar.accumulator.subnormals);
+        }
         if self.ar.accumulator.range == AccRange::Unbounded {
             let p = f.precision();
             let (sig, lsb) = round_unbounded(s.neg, s.mag, s.exp, s.sticky, p, rnd);
@@ -630,6 +636,7 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
     let width = if ar.blocks.width == 0 { case.k } else { ar.blocks.width };
     let window = ar.window_precision(acc_fmt) as i32 + ar.align.extra_bits + 1 + 2 + 7;
     ar.products.round_to.is_none()
+        && ar.accumulator.precision.is_none()
         && ar.blocks.normalise == Normalise::End
         && ar.blocks.c == CPlacement::Fused
         && matches!(ar.align.mode, AlignMode::Truncate | AlignMode::Floor | AlignMode::Sticky)

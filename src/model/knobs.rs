@@ -32,6 +32,7 @@ pub fn knobs() -> Vec<Knob> {
         Knob { path: "accumulator.rounding", values: strs(&rounding) },
         Knob { path: "accumulator.subnormals", values: strs(&subnormals) },
         Knob { path: "accumulator.overflow", values: strs(&["ieee", "infinity"]) },
+        Knob { path: "accumulator.precision", values: ints(&[13, 14, 15]) },
         Knob { path: "accumulator.range", values: strs(&["format", "unbounded"]) },
         Knob { path: "output.rounding", values: strs(&rounding) },
         Knob { path: "output.subnormals", values: strs(&subnormals) },

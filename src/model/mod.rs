@@ -174,6 +174,10 @@ pub struct Accumulator {
     /// subnormals and overflow, with `output.rounding`).
     #[serde(default)]
     pub range: AccRange,
+    /// Bits each block sum keeps (rounded with `rounding`) before it enters the accumulator
+    /// format, when fewer than the format holds (H100 wgmma fp8: about 14).
+    #[serde(default)]
+    pub precision: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
