@@ -95,7 +95,9 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
     };
     let mut core_alive: Vec<Point> = space::points(&core_axes);
     let mut full_alive: Option<Vec<(Point, Point)>> = None;
-    let (mut recorded, mut plain): (Vec<(MmaCase, Vec<u64>)>, Vec<Vec<bool>>) = (Vec::new(), Vec::new());
+    // The tiles the oracle ran with its D, and which of their elements are plain.
+    let mut recorded: Vec<(MmaCase, Vec<u64>)> = Vec::new();
+    let mut plain: Vec<Vec<bool>> = Vec::new();
     let (mut rounds, mut next_index, mut quiet_rounds, mut converged) = (Vec::new(), 0u64, 0, false);
     let mut ending = "budget spent";
     while recorded.len() < cfg.max_tiles && start.elapsed() < cfg.max_time {
