@@ -68,12 +68,17 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         d.seconds,
         d.ending
     );
-    println!("survivors: {} (core knobs alone: {})", d.survivors.len(), d.core_survivors.len());
+    let special_reached = d.rounds.last().is_some_and(|r| r.stage == "special knobs") || !d.survivors.is_empty();
+    if special_reached {
+        println!("survivors: {} (core knobs alone: {})", d.survivors.len(), d.core_survivors.len());
+    } else {
+        println!("core knobs: {} survivors; the special knobs were not reached within the budget", d.core_survivors.len());
+    }
     for (knob, values) in d.agreed() {
         let mark = if values.len() == 1 { "agreed" } else { "" };
         println!("{knob:<26} {:<40} {mark}", values.join(", "));
     }
-    if d.survivors.is_empty() {
+    if d.survivors.is_empty() && special_reached {
         println!("no model of the space explains every GPU result: the data contradicts at least one knob's whole range (run `mmafuzz infer` on the recorded tiles for the nearest models)");
     }
     if let (Some(file), Some(best)) = (&args.write, &d.best) {
@@ -105,5 +110,5 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
         println!("recorded {} deciding tiles into {}", lines.len(), file.display());
     }
-    Ok(if d.survivors.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if d.survivors.is_empty() && (special_reached || d.core_survivors.is_empty()) { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
