@@ -19,13 +19,20 @@ pub fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The lines, each ended by a newline.
+fn joined(lines: &[String]) -> Vec<u8> {
+    let mut text = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for l in lines {
+        text.extend_from_slice(l.as_bytes());
+        text.push(b'\n');
+    }
+    text
+}
+
 /// Append `lines` to the file at `path` (created if missing; gzipped when its name ends in
 /// `.gz`) so that readers see either the old content or the old content plus every new line,
 /// never a part.
 pub fn append_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let mut text = match read_text(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -34,25 +41,18 @@ pub fn append_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result
     if !text.is_empty() && !text.ends_with(b"\n") {
         text.push(b'\n');
     }
-    for l in lines {
-        text.extend_from_slice(l.as_bytes());
-        text.push(b'\n');
-    }
-    write_text_atomically(path, &text)
+    text.extend_from_slice(&joined(lines));
+    write_atomically(path, &text)
 }
 
 /// Replace the file at `path` with `lines` (gzipped when its name ends in `.gz`), atomically.
 pub fn write_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result<()> {
-    let mut text = Vec::new();
-    for l in lines {
-        text.extend_from_slice(l.as_bytes());
-        text.push(b'\n');
-    }
-    write_text_atomically(path, &text)
+    write_atomically(path, &joined(lines))
 }
 
-/// Replace the file at `path` with `text`, gzipped when its name ends in `.gz`.
-fn write_text_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
+/// Replace the file at `path` with `bytes` (gzipped when its name ends in `.gz`) so that
+/// readers see the old file or the new one, never a part: written beside it, synced, renamed.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -62,30 +62,14 @@ fn write_text_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
         let f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
         let f = if is_gz(path) {
             let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
-            gz.write_all(text)?;
+            gz.write_all(bytes)?;
             gz.finish()?
         } else {
             let mut f = f;
-            f.write_all(text)?;
+            f.write_all(bytes)?;
             f
         };
         f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-}
-
-/// Replace the file at `path` with `bytes` so that readers see the old file or the new one,
-/// never a part (written beside it, synced, renamed).
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
     }
     std::fs::rename(&tmp, path)
 }

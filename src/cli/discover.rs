@@ -1,7 +1,7 @@
 //! `mmafuzz discover`: bring up a path's model on a GPU in one command.
 
 use anyhow::Context;
-use mmafuzz::exec::{path_by_id, Gpu, PATHS};
+use mmafuzz::exec::Gpu;
 use mmafuzz::hunt::Side;
 use mmafuzz::infer::discover::{discover as run, DiscoverConfig};
 use mmafuzz::Model;
@@ -42,10 +42,7 @@ pub struct DiscoverArgs {
 }
 
 pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
-    let p = path_by_id(&args.path).with_context(|| {
-        let ids: Vec<_> = PATHS.iter().map(|p| p.id).collect();
-        format!("unknown path '{}' (known: {})", args.path, ids.join(", "))
-    })?;
+    let p = super::gpu::path(&args.path)?;
     let (oracle, provenance) = match &args.oracle {
         Some(m) => (Side::model(Model::load(m)?), None),
         None => {
@@ -82,14 +79,8 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         println!("no model of the space explains every GPU result: the data contradicts at least one knob's whole range (run `mmafuzz infer` on the recorded tiles for the nearest models)");
     }
     if let (Some(file), Some(best)) = (&args.write, &d.best) {
-        let table = toml::Table::try_from(best).context("serialising the model")?;
-        let text = format!(
-            "# Discovered by `mmafuzz discover --path {0}`: {1} rounds, {2} GPU tiles, {3} survivors.\nname = \"sm90:{0}\"\ndescription = \"sm90 {0}: discovered on the GPU\"\nsources = [\"mmafuzz discover, {2} tiles\"]\n\n{table}",
-            p.id,
-            d.rounds.len(),
-            d.decided_by.len(),
-            d.survivors.len()
-        );
+        let origin = format!("Discovered by `mmafuzz discover --path {}`: {} rounds, {} GPU tiles, {} survivors", p.id, d.rounds.len(), d.decided_by.len(), d.survivors.len());
+        let text = mmafuzz::infer::model_text(p.id, best, &origin, "discovered on the GPU", &format!("mmafuzz discover, {} tiles", d.decided_by.len()));
         mmafuzz::store::write_atomically(file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
         println!("wrote {}", file.display());
     }

@@ -16,7 +16,8 @@ use std::process::ExitCode;
 /// (upload + launch + download), 65,536 and more at about 1e6 (`mmafuzz gpu-bench`).
 const BATCH: usize = 1 << 14;
 
-fn path(id: &str) -> anyhow::Result<&'static PathSpec> {
+/// The path with this identifier, or an error listing the known ones.
+pub(super) fn path(id: &str) -> anyhow::Result<&'static PathSpec> {
     path_by_id(id).with_context(|| {
         let ids: Vec<_> = PATHS.iter().map(|p| p.id).collect();
         format!("unknown path '{id}' (known: {})", ids.join(", "))

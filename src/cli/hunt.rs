@@ -4,7 +4,7 @@
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mmafuzz::exec::gpu::device_count;
-use mmafuzz::exec::{path_by_id, Gpu, PATHS};
+use mmafuzz::exec::Gpu;
 use mmafuzz::hunt::{Hunt, HuntConfig, HuntState, Side};
 use mmafuzz::{Model, Rounding};
 use std::io::IsTerminal;
@@ -104,10 +104,7 @@ fn side_a(against: Option<&str>, devices: &str, path: &'static mmafuzz::exec::Pa
 }
 
 pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
-    let path = path_by_id(&args.path).with_context(|| {
-        let ids: Vec<_> = PATHS.iter().map(|p| p.id).collect();
-        format!("unknown path '{}' (known: {})", args.path, ids.join(", "))
-    })?;
+    let path = super::gpu::path(&args.path)?;
     anyhow::ensure!(args.time.is_some() || args.tiles.is_some(), "say how long to hunt: --time (e.g. 10m) or --tiles N");
     let model = args.model.clone().unwrap_or_else(|| format!("sm90:{}", path.id));
     let b = Side::model(Model::load(&model)?);

@@ -1,7 +1,6 @@
 //! `mmafuzz infer`: the models that reproduce a path's GPU corpus and findings.
 
 use anyhow::Context;
-use mmafuzz::exec::{path_by_id, PATHS};
 use mmafuzz::infer::{infer as run_infer, model_file, observe::observe};
 use mmafuzz::Model;
 use std::path::{Path, PathBuf};
@@ -28,10 +27,7 @@ pub struct InferArgs {
 }
 
 pub fn infer(args: InferArgs) -> anyhow::Result<ExitCode> {
-    let p = path_by_id(&args.path).with_context(|| {
-        let ids: Vec<_> = PATHS.iter().map(|p| p.id).collect();
-        format!("unknown path '{}' (known: {})", args.path, ids.join(", "))
-    })?;
+    let p = super::gpu::path(&args.path)?;
     let base = Model::load(args.base.as_deref().unwrap_or(&format!("sm90:{}", p.id)))?;
     let obs = observe(p.id, &args.corpus, &args.findings, args.tiles).with_context(|| format!("cannot read the corpus of {}", p.id))?;
     for problem in obs.problems.iter().take(5) {

@@ -161,7 +161,6 @@ fn simpler_values(f: Format, x: u64) -> Vec<u64> {
     match d.class {
         Class::Nan => out.push(f.nan_bits(false, 0)),
         Class::Finite => {
-            let p = f.precision();
             let lead = lead_exp(d.sig, d.exp);
             let top = 63 - d.sig.leading_zeros();
             let mut push = |neg: bool, sig: u64, exp: i32| {
@@ -180,7 +179,6 @@ fn simpler_values(f: Format, x: u64) -> Vec<u64> {
                 push(d.neg, d.sig, d.exp + step);
                 // Halfway toward 0 in one go, keeping the significand.
                 push(d.neg, d.sig, d.exp - lead / 2);
-                let _ = p;
             }
         }
         Class::Inf | Class::Zero => {}

@@ -4,7 +4,7 @@
 //! gets one of their elements wrong. Core knobs first (judged on plain elements), then the
 //! special knobs, until no pool tile splits the survivors or the budget ends.
 
-use super::observe::{element_case, Observation};
+use super::observe::plain_element;
 use super::space::{self, Axis, Point};
 use crate::case::MmaCase;
 use crate::exec::PathSpec;
@@ -55,10 +55,6 @@ pub struct Discovery {
     pub ending: &'static str,
 }
 
-fn emulate(arith: &Arithmetic) -> Option<Emulator> {
-    space::model("candidate", arith).map(Emulator::new)
-}
-
 /// Elements of `tiles` on which the sampled models do not all agree, per tile.
 fn disputes(sample: &[Emulator], tiles: &[MmaCase]) -> Vec<usize> {
     tiles
@@ -74,7 +70,7 @@ fn disputes(sample: &[Emulator], tiles: &[MmaCase]) -> Vec<usize> {
 /// Whether `arith` reproduces every element of the recorded tiles (only the plain ones when
 /// `plain_only`).
 fn consistent(arith: &Arithmetic, recorded: &[(MmaCase, Vec<u64>)], plain: &[Vec<bool>], plain_only: bool) -> bool {
-    let Some(e) = emulate(arith) else { return false };
+    let Some(e) = space::emulator(arith) else { return false };
     recorded.iter().zip(plain).all(|((t, d), mask)| match e.run(t) {
         Ok(got) => got.iter().zip(d).zip(mask).all(|((g, w), &p)| (plain_only && !p) || g == w),
         Err(_) => false,
@@ -104,8 +100,8 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         let stage = if full_alive.is_some() { "special knobs" } else { "core knobs" };
         // A spread sample of the survivors scores the pool.
         let sample: Vec<Emulator> = match &full_alive {
-            None => spread(&core_alive, cfg.sample).iter().filter_map(|c| at(c, None).and_then(|a| emulate(&a))).collect(),
-            Some(full) => spread(full, cfg.sample).iter().filter_map(|(c, s)| at(c, Some(s)).and_then(|a| emulate(&a))).collect(),
+            None => spread(&core_alive, cfg.sample).iter().filter_map(|c| at(c, None).and_then(|a| space::emulator(&a))).collect(),
+            Some(full) => spread(full, cfg.sample).iter().filter_map(|(c, s)| at(c, Some(s)).and_then(|a| space::emulator(&a))).collect(),
         };
         let pool: Vec<MmaCase> = (next_index..next_index + cfg.pool as u64).into_par_iter().map(|i| crate::gen::case_at(path, cfg.seed, i)).collect();
         next_index += cfg.pool as u64;
@@ -141,7 +137,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         let new: Vec<(MmaCase, Vec<u64>)> = chosen.into_iter().zip(d).collect();
         let new_plain: Vec<Vec<bool>> = new
             .iter()
-            .map(|(t, d)| (0..t.m).flat_map(|i| (0..t.n).map(move |j| (i, j))).map(|(i, j)| Observation::new(element_case(t, i, j), d[i * t.n + j], String::new()).plain).collect())
+            .map(|(t, d)| (0..t.m).flat_map(|i| (0..t.n).map(move |j| (i, j))).map(|(i, j)| plain_element(t, i, j, d[i * t.n + j])).collect())
             .collect();
         match &mut full_alive {
             None => core_alive.retain(|c| at(c, None).is_some_and(|a| consistent(&a, &new, &new_plain, true))),

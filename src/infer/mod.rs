@@ -61,9 +61,7 @@ pub struct Inference {
     pub seconds: f64,
 }
 
-fn emulator(arith: &Arithmetic) -> Option<Emulator> {
-    space::model("candidate", arith).map(Emulator::new)
-}
+use space::emulator;
 
 fn mismatch(emu: &Emulator, o: &Observation) -> bool {
     emu.run(&o.case).map_or(true, |d| d[0] != o.d)
@@ -242,18 +240,20 @@ fn base_special_point(base: &Arithmetic, axes: &[Axis]) -> Point {
         .collect()
 }
 
+/// A model file for `arith` as path `sm90:PATH`: a comment on where it comes from, then
+/// name, description, sources and the knobs.
+pub fn model_text(path: &str, arith: &Arithmetic, origin: &str, description: &str, source: &str) -> String {
+    let table = toml::Table::try_from(arith).expect("an arithmetic serialises");
+    format!("# {origin}.\nname = \"sm90:{path}\"\ndescription = \"sm90 {path}: {description}\"\nsources = [\"{source}\"]\n\n{table}")
+}
+
 /// The model file for an inferred arithmetic.
 pub fn model_file(path: &str, arith: &Arithmetic, inf: &Inference, sources: &str) -> String {
-    let table = toml::Table::try_from(arith).expect("an arithmetic serialises");
     let status = if inf.survivors.is_empty() {
         format!("no model of the space reproduces every observation; this is the nearest ({} of {} observations missed)", inf.nearest.first().map_or(0, |n| n.mismatches), inf.observations)
     } else {
         format!("{} surviving models of {} core combinations; this is the first", inf.survivors.len(), inf.core_candidates)
     };
-    format!(
-        "# Inferred by `mmafuzz infer --path {path}` from {sources}: {status}.\n\
-         name = \"sm90:{path}\"\n\
-         description = \"sm90 {path}: inferred from the GPU corpus and findings\"\n\
-         sources = [\"mmafuzz infer over {sources}\"]\n\n{table}"
-    )
+    let origin = format!("Inferred by `mmafuzz infer --path {path}` from {sources}: {status}");
+    model_text(path, arith, &origin, "inferred from the GPU corpus and findings", &format!("mmafuzz infer over {sources}"))
 }

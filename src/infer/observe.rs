@@ -26,23 +26,28 @@ pub struct Observation {
 
 impl Observation {
     pub fn new(case: MmaCase, d: u64, origin: String) -> Observation {
-        let probe = Probe::from_tile(&case, 0, 0);
-        let normal = |f: crate::Format, x: u64| {
-            let v = f.decode(x);
-            v.class == Class::Zero || (v.class == Class::Finite && v.sig >> (f.precision() - 1) == 1)
-        };
-        let out = case.c_fmt.decode(d);
-        let plain = probe.a.iter().chain(&probe.b).all(|&x| normal(case.a_fmt, x))
-            && normal(case.c_fmt, probe.c)
-            && out.class == Class::Finite
-            && normal(case.c_fmt, d);
-        Observation { simplicity: probe.simplicity(), case, d, origin, plain }
+        let plain = plain_element(&case, 0, 0, d);
+        let simplicity = Probe::from_tile(&case, 0, 0).simplicity();
+        Observation { simplicity, case, d, origin, plain }
     }
 
     /// The element in words.
     pub fn describe(&self) -> String {
         Probe::from_tile(&self.case, 0, 0).describe()
     }
+}
+
+/// Whether element (i, j) of `tile`, with output `d`, is plain: normal or zero inputs, a
+/// normal nonzero output.
+pub fn plain_element(tile: &MmaCase, i: usize, j: usize, d: u64) -> bool {
+    let normal = |f: crate::Format, x: u64| {
+        let v = f.decode(x);
+        v.class == Class::Zero || (v.class == Class::Finite && v.sig >> (f.precision() - 1) == 1)
+    };
+    (0..tile.k).all(|kk| normal(tile.a_fmt, tile.a_at(i, kk)) && normal(tile.b_fmt, tile.b_at(kk, j)))
+        && normal(tile.c_fmt, tile.c_at(i, j))
+        && tile.c_fmt.decode(d).class == Class::Finite
+        && normal(tile.c_fmt, d)
 }
 
 /// Element (i, j) of a tile as a 1×1×k case.

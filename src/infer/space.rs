@@ -4,7 +4,7 @@
 
 use crate::exec::PathSpec;
 use crate::format::Format;
-use crate::model::{knobs, Arithmetic, Model};
+use crate::model::{knobs, Arithmetic};
 
 /// One knob and the values searched for it on this path.
 #[derive(Clone, Debug)]
@@ -88,9 +88,9 @@ pub fn arithmetic_at(base: &Arithmetic, axes: &[Axis], point: &[usize]) -> Optio
     toml::Value::Table(t).try_into().ok()
 }
 
-/// A model holding `arith` for every format.
-pub fn model(name: &str, arith: &Arithmetic) -> Option<Model> {
-    knobs::model_of(name, arith).ok()
+/// An emulator of `arith` (for every input format), or `None` if it is not a valid model.
+pub fn emulator(arith: &Arithmetic) -> Option<crate::model::Emulator> {
+    knobs::model_of("candidate", arith).ok().map(crate::model::Emulator::new)
 }
 
 /// `knob = value` for every axis at `point`.
