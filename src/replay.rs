@@ -42,25 +42,30 @@ pub fn corpus_path_id(file: &Path) -> String {
     name.trim_end_matches(".gz").trim_end_matches(".jsonl").to_string()
 }
 
-/// Read a corpus file: its cases (each with its recorded `d`) and its unreadable lines.
+/// Read a corpus file: its cases (each with its recorded D) and its unreadable lines. Tiles
+/// stored by reference are regenerated for the path the file is named after ([`codec`]).
+///
+/// [`codec`]: crate::corpus::codec
 pub fn read_corpus(file: &Path) -> std::io::Result<(Vec<(MmaCase, Vec<u64>)>, Vec<String>)> {
     let text = crate::store::read_text(file)?;
+    let path = crate::exec::path_by_id(&corpus_path_id(file));
+    let lines: Vec<String> = text.lines().collect::<Result<_, _>>()?;
+    let parsed: Vec<_> = lines.par_iter().map(|line| (!line.trim().is_empty()).then(|| crate::corpus::codec::decode_line(line, path))).collect();
     let (mut cases, mut bad) = (Vec::new(), Vec::new());
-    for (no, line) in text.lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let parsed = MmaCase::from_json_line(&line).and_then(|c| match c.recorded_d()? {
-            Some(d) => Ok((c, d)),
-            None => Err(crate::case::FieldError { field: "d".into(), message: "missing: not a recorded case".into() }),
-        });
-        match parsed {
-            Ok(x) => cases.push(x),
-            Err(e) => bad.push(format!("{}:{}: {e}", file.display(), no + 1)),
+    for (no, p) in parsed.into_iter().enumerate() {
+        match p {
+            None => {}
+            Some(Ok(x)) => cases.push(x),
+            Some(Err(e)) => bad.push(format!("{}:{}: {e}", file.display(), no + 1)),
         }
     }
     Ok((cases, bad))
+}
+
+/// Lines for a corpus file of `path`: generated tiles by reference and D as steps, except
+/// promoted findings, which keep their readable form.
+pub fn corpus_lines(cases: &[(MmaCase, Vec<u64>)], path: Option<&crate::exec::PathSpec>) -> Vec<String> {
+    cases.par_iter().map(|(c, d)| crate::corpus::codec::encode_line(c, d, path, !c.extra.contains_key("finding"))).collect()
 }
 
 /// Replay one corpus file under a model.

@@ -1,7 +1,7 @@
 //! `mmafuzz corpus stats|add|dedup|minimise`.
 
 use anyhow::Context;
-use mmafuzz::replay::{corpus_files, corpus_path_id, read_corpus};
+use mmafuzz::replay::{corpus_files, corpus_lines, corpus_path_id, read_corpus};
 use mmafuzz::Model;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,6 +19,12 @@ pub enum CorpusCommand {
         path: String,
         #[arg(long, default_value = "findings")]
         findings: PathBuf,
+        #[arg(long, default_value = "corpus")]
+        corpus: PathBuf,
+    },
+    /// Rewrite every corpus file in the compact form (generated tiles by seed, D as steps from
+    /// the f64 reference; findings stay readable) and check that every tile reads back the same.
+    Compact {
         #[arg(long, default_value = "corpus")]
         corpus: PathBuf,
     },
@@ -47,8 +53,9 @@ fn file_of(corpus: &Path, path: &str) -> PathBuf {
     corpus.join(format!("{path}.jsonl.gz"))
 }
 
-fn lines_of(cases: &[(mmafuzz::MmaCase, Vec<u64>)], keep: &[usize]) -> Vec<String> {
-    keep.iter().map(|&i| cases[i].0.result_json(&cases[i].1)).collect()
+fn lines_of(file: &Path, cases: &[(mmafuzz::MmaCase, Vec<u64>)], keep: &[usize]) -> Vec<String> {
+    let kept: Vec<_> = keep.iter().map(|&i| cases[i].clone()).collect();
+    corpus_lines(&kept, mmafuzz::exec::path_by_id(&corpus_path_id(file)))
 }
 
 pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
@@ -81,13 +88,36 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
             println!("added {} minimised GPU findings to {}", lines.len(), file.display());
             Ok(ExitCode::SUCCESS)
         }
+        CorpusCommand::Compact { corpus } => {
+            for f in corpus_files(&corpus)? {
+                let before = std::fs::metadata(&f)?.len();
+                let (cases, bad) = read_corpus(&f)?;
+                anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {}); not rewriting it", f.display(), bad[0]);
+                let lines = lines_of(&f, &cases, &(0..cases.len()).collect::<Vec<_>>());
+                // Write beside the file, read it back, and only then replace the original.
+                let scratch = corpus.join(".compact");
+                std::fs::create_dir_all(&scratch)?;
+                let trial = scratch.join(f.file_name().unwrap_or_default());
+                mmafuzz::store::write_lines_atomically(&trial, &lines)?;
+                let (again, bad) = read_corpus(&trial)?;
+                let same = bad.is_empty() && again.len() == cases.len() && again.iter().zip(&cases).all(|((c, d), (c0, d0))| (&c.a, &c.b, &c.c, d) == (&c0.a, &c0.b, &c0.c, d0));
+                if !same {
+                    let _ = std::fs::remove_file(&trial);
+                    anyhow::bail!("{}: the compact form does not read back the same tiles; left unchanged", f.display());
+                }
+                std::fs::rename(&trial, &f)?;
+                println!("{}: {} tiles, {} -> {} bytes", corpus_path_id(&f), cases.len(), before, std::fs::metadata(&f)?.len());
+            }
+            let _ = std::fs::remove_dir(corpus.join(".compact"));
+            Ok(ExitCode::SUCCESS)
+        }
         CorpusCommand::Dedup { corpus } => {
             for f in corpus_files(&corpus)? {
                 let (cases, bad) = read_corpus(&f)?;
                 anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {}); not rewriting it", f.display(), bad[0]);
                 let (keep, dropped) = mmafuzz::corpus::dedup(&cases);
                 if dropped > 0 {
-                    mmafuzz::store::write_lines_atomically(&f, &lines_of(&cases, &keep))?;
+                    mmafuzz::store::write_lines_atomically(&f, &lines_of(&f, &cases, &keep))?;
                 }
                 println!("{}: {} tiles, {dropped} repeats removed", corpus_path_id(&f), keep.len());
             }
@@ -99,7 +129,7 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
             anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {})", f.display(), bad[0]);
             let model = Model::load(model.as_deref().unwrap_or(&format!("sm90:{path}")))?;
             let keep = mmafuzz::corpus::minimise(&cases, &model);
-            mmafuzz::store::write_lines_atomically(&output, &lines_of(&cases, &keep)).with_context(|| format!("cannot write {}", output.display()))?;
+            mmafuzz::store::write_lines_atomically(&output, &lines_of(&f, &cases, &keep)).with_context(|| format!("cannot write {}", output.display()))?;
             println!("kept {} of {} tiles of {path} in {} (every single-knob alternative of {} the corpus refutes stays refuted)", keep.len(), cases.len(), output.display(), model.name);
             Ok(ExitCode::SUCCESS)
         }

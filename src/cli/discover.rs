@@ -94,7 +94,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                     c.extra.insert("provenance".into(), prov.clone());
                 }
                 c.extra.insert("discover".into(), serde_json::json!({"seed": args.seed}));
-                c.result_json(out)
+                mmafuzz::corpus::codec::encode_line(&c, out, Some(p), true)
             })
             .collect();
         let file = dir.join(format!("{}.jsonl.gz", p.id));

@@ -6,7 +6,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mmafuzz::exec::gpu::device_count;
 use mmafuzz::exec::{layout, path_by_id, Gpu, PathSpec, PATHS};
 use mmafuzz::{gen, MmaCase};
-use rand::SeedableRng;
 use serde_json::json;
 use std::io::BufRead;
 use std::path::Path;
@@ -130,7 +129,7 @@ pub fn record(path_id: &str, device: usize, input: &Path, corpus: &Path) -> anyh
         .map(|(c, d)| {
             let mut c = c.clone();
             c.extra.insert("provenance".into(), provenance.clone());
-            c.result_json(d)
+            mmafuzz::corpus::codec::encode_line(&c, d, Some(p), true)
         })
         .collect();
     let file = corpus.join(format!("{}.jsonl.gz", p.id));
@@ -151,14 +150,13 @@ pub fn provenance(gpu: &Gpu, p: &PathSpec) -> serde_json::Value {
     })
 }
 
-/// Edge-biased cases of a path's shape and formats.
+/// Edge-biased cases of a path's shape and formats: case i of seed s is `gen::case_at(s, i)`,
+/// so the recorder can store it by reference.
 pub fn generate(path_id: &str, count: usize, seed: u64, output: &Path) -> anyhow::Result<ExitCode> {
     let p = path(path_id)?;
-    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut out = AtomicOutput::create(output)?;
-    for i in 0..count {
-        let mut c = gen::case(&mut rng, p.a_fmt, p.c_fmt, p.m, p.n, p.k);
-        c.extra.insert("seed".into(), json!([seed, i]));
+    for i in 0..count as u64 {
+        let c = gen::case_at(p, seed, i);
         out.line(&serde_json::Value::Object(c.to_json()).to_string())?;
     }
     out.commit()?;

@@ -198,6 +198,8 @@ pub(crate) struct TileRun<'a> {
     /// B transposed: column j is `bt[j*k .. (j+1)*k]`.
     bt: Vec<Operand>,
     block: Block,
+    /// The k indices of each block, in the order the chain visits the blocks.
+    blocks: Vec<Vec<usize>>,
     /// Operands laid out for the lane kernel, when its arithmetic applies.
     lanes: Option<LanePrep>,
 }
@@ -221,7 +223,8 @@ impl<'a> TileRun<'a> {
     pub(crate) fn new(ar: &'a Arithmetic, case: &'a MmaCase) -> Result<Self, EmulatorError> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
         let lanes = lanes_apply(ar, case, acc_fmt).then(|| prepare_lanes(ar, case, acc_fmt));
-        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), lanes })
+        let blocks = block_members(&ar.blocks, case.k);
+        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), blocks, lanes })
     }
 
     /// Decode A and (transposed) B for the general path, once, on first use.
@@ -314,10 +317,12 @@ impl<'a> TileRun<'a> {
             set_lane(&mut accs, l, c, w.field_sum);
         }
         let chunk = j0 / LANES;
-        for range in self.block_ranges() {
+        for ks in &self.blocks {
             if live.iter().all(|&x| x == 0) {
                 break;
             }
+            // The lane kernel only runs contiguous blocks (see `lanes_apply`).
+            let range = ks[0]..ks[ks.len() - 1] + 1;
             let (ra, rb) = (i * k + range.start..i * k + range.end, chunk * k + range.start..chunk * k + range.end);
             kernel(&a[ra], &b[rb], &mut accs, &w, &mut live, &mut zero, &mut bits);
         }
@@ -335,46 +340,49 @@ impl<'a> TileRun<'a> {
 
     pub(crate) fn element(&mut self, i: usize, j: usize) -> u64 {
         self.ensure_operands();
-        let mut run = Operand::decode(self.case.c_fmt, self.case.c_at(i, j), self.ar.inputs.c_subnormals);
-        for range in self.block_ranges() {
-            run = self.block_step(run, i, j, range);
+        let c = Operand::decode(self.case.c_fmt, self.case.c_at(i, j), self.ar.inputs.c_subnormals);
+        let after = self.ar.blocks.c == CPlacement::After;
+        let mut run = if after { Operand::decode(self.acc_fmt, 0, Subnormals::Keep) } else { c };
+        for b in 0..self.blocks.len() {
+            run = self.block_step(run, i, j, b);
+        }
+        if after {
+            run = self.add_rounded(c, run, self.ar.blocks.separate_rounding);
         }
         self.output(run)
     }
 
-    /// The k-ranges of the blocks, in the order the chain visits them.
-    fn block_ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> {
-        let k = self.case.k;
-        let width = if self.ar.blocks.width == 0 { k } else { self.ar.blocks.width };
-        let nblocks = k.div_ceil(width);
-        let order = self.ar.blocks.order;
-        (0..nblocks).map(move |b| {
-            let b = match order {
-                BlockOrder::Forward => b,
-                BlockOrder::Reverse => nblocks - 1 - b,
-            };
-            b * width..((b + 1) * width).min(k)
-        })
+    /// `x + y` by one exact-then-rounded addition into the accumulator.
+    fn add_rounded(&mut self, x: Running, y: Running, rnd: Rounding) -> Running {
+        let mut pair = std::mem::take(&mut self.block);
+        pair.clear();
+        push_operand(&mut pair, x, AlignExponent::LeadingBit);
+        push_operand(&mut pair, y, AlignExponent::LeadingBit);
+        let r = self.finish(&pair, rnd, |s, b| s.exact_sum(b));
+        self.block = pair;
+        r
     }
 
-    /// One fused block: returns the new running value in the accumulator format.
-    fn block_step(&mut self, run: Running, i: usize, j: usize, range: std::ops::Range<usize>) -> Running {
+    /// One fused block (number `b` of the chain): returns the new running value in the
+    /// accumulator format.
+    fn block_step(&mut self, run: Running, i: usize, j: usize, b: usize) -> Running {
         let ar = self.ar;
         let k = self.case.k;
         let mut block = std::mem::take(&mut self.block);
         block.clear();
-        let fused = ar.blocks.c == CPlacement::Fused;
+        let fused = ar.blocks.c != CPlacement::Separate;
         if fused {
             push_operand(&mut block, run, ar.align.exponent);
         }
         let arow = &self.a[i * k..(i + 1) * k];
         let bcol = &self.bt[j * k..(j + 1) * k];
-        for kk in range.clone() {
+        for &kk in &self.blocks[b] {
             self.push_product(&mut block, arow[kk], bcol[kk]);
         }
         if ar.specials.nan == NanOutput::Propagate && (block.nan || (block.pos_inf && block.neg_inf) || run.class == Class::Nan) {
             self.block = block;
-            return self.propagated_nan(run, &arow[range.clone()], &bcol[range]);
+            let (a, bs): (Vec<Operand>, Vec<Operand>) = self.blocks[b].iter().map(|&kk| (arow[kk], bcol[kk])).unzip();
+            return self.propagated_nan(run, &a, &bs);
         }
         let rnd = ar.accumulator.rounding;
         let sum = match ar.blocks.normalise {
@@ -386,13 +394,7 @@ impl<'a> TileRun<'a> {
             sum
         } else {
             // Separate: the block result joins the running sum by one exact-then-rounded addition.
-            let mut pair = std::mem::take(&mut self.block);
-            pair.clear();
-            push_operand(&mut pair, run, AlignExponent::LeadingBit);
-            push_operand(&mut pair, sum, AlignExponent::LeadingBit);
-            let r = self.finish(&pair, ar.blocks.separate_rounding, |s, b| s.exact_sum(b));
-            self.block = pair;
-            r
+            self.add_rounded(run, sum, ar.blocks.separate_rounding)
         }
     }
 
@@ -495,7 +497,7 @@ impl<'a> TileRun<'a> {
             return self.exact_sum(block);
         }
         let e_max = block.terms.iter().map(|t| t.key).max().expect("nonempty block");
-        let e_max = if al.emin_floor { e_max.max(self.acc_fmt.emin()) } else { e_max };
+        let e_max = self.ar.anchor_floor(self.acc_fmt).map_or(e_max, |f| e_max.max(f));
         let p = self.ar.window_precision(self.acc_fmt) as i32;
         // Last kept place: p-1 bits below the largest exponent, then extra_bits more.
         let mut grid = e_max - (p - 1) - al.extra_bits;
@@ -628,6 +630,21 @@ impl<'a> TileRun<'a> {
     }
 }
 
+/// The k indices of each block, in the order the chain visits them.
+fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>> {
+    let width = if blocks.width == 0 { k } else { blocks.width }.max(1);
+    let nblocks = k.div_ceil(width).max(1);
+    let mut members: Vec<Vec<usize>> = vec![Vec::with_capacity(width); nblocks];
+    for kk in 0..k {
+        let b = if blocks.interleave == 0 { kk / width } else { kk / blocks.interleave % nblocks };
+        members[b].push(kk);
+    }
+    if blocks.order == BlockOrder::Reverse {
+        members.reverse();
+    }
+    members
+}
+
 /// Whether the lane kernel covers this arithmetic and these formats: exact narrow products,
 /// C fused into each block, a truncating window whose sums provably fit in 62 bits.
 fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
@@ -639,6 +656,7 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
         && ar.accumulator.precision.is_none()
         && ar.blocks.normalise == Normalise::End
         && ar.blocks.c == CPlacement::Fused
+        && (ar.blocks.interleave == 0 || width >= case.k)
         && matches!(ar.align.mode, AlignMode::Truncate | AlignMode::Floor | AlignMode::Sticky)
         && width < 128
         && narrow(case.a_fmt)
@@ -729,7 +747,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             carry_mask,
             prod_top: pa + pb - 2,
             unbounded: ar.accumulator.range == AccRange::Unbounded,
-            min_key: if ar.align.emin_floor { acc_fmt.emin() as i64 } else { i64::MIN / 4 },
+            min_key: ar.anchor_floor(acc_fmt).map_or(i64::MIN / 4, |f| f as i64),
             acc: AccFormat::of(acc_fmt, ar.accumulator.subnormals == Subnormals::Flush),
             rounding: ar.accumulator.rounding,
             cancel_to_minus_zero: ar.accumulator.rounding == Rounding::Rd && ar.specials.zero_sign == ZeroSign::Ieee,

@@ -23,7 +23,8 @@ pub fn knobs() -> Vec<Knob> {
     vec![
         Knob { path: "blocks.width", values: ints(&[1, 2, 4, 8, 16, 32]) },
         Knob { path: "blocks.order", values: strs(&["forward", "reverse"]) },
-        Knob { path: "blocks.c", values: strs(&["fused", "separate"]) },
+        Knob { path: "blocks.interleave", values: ints(&[0, 1, 2, 4]) },
+        Knob { path: "blocks.c", values: strs(&["fused", "separate", "after"]) },
         Knob { path: "blocks.normalise", values: strs(&["end", "every_add"]) },
         Knob { path: "align.mode", values: strs(&["exact", "truncate", "floor", "sticky"]) },
         Knob { path: "align.exponent", values: strs(&["leading_bit", "field_sum"]) },

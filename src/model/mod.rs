@@ -55,6 +55,11 @@ pub struct Blocks {
     /// Which end of K the chain starts from.
     #[serde(default)]
     pub order: BlockOrder,
+    /// 0: block b holds k = b·width .. (b+1)·width. Otherwise K is dealt to the blocks in runs
+    /// of this many: with 2 and two blocks, k mod 4 in {0, 1} is block 0 and {2, 3} block 1
+    /// (H100 mma.sync fp8, whose fp8 registers are unpacked into two f16 tensor-core steps).
+    #[serde(default)]
+    pub interleave: usize,
     /// Where C (and after the first block, the running sum) enters.
     pub c: CPlacement,
     /// Rounding of the separate addition of each block result to the running sum (`c = "separate"`).
@@ -83,6 +88,9 @@ pub enum CPlacement {
     /// Each block is fused and rounded alone, then added to the running sum (C at first) by one
     /// rounded addition (Hickmann & Bradford: "C always added using RNE").
     Separate,
+    /// The blocks chain fused from +0 and C is added to their result by one rounded addition
+    /// at the end (H100 mma.sync fp8: the tensor-core steps start from zero, then an FADD).
+    After,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,6 +125,10 @@ pub struct Align {
     /// largest exponent (H100 bf16 and tf32).
     #[serde(default)]
     pub emin_floor: bool,
+    /// Like `emin_floor`, with the floor this many exponents below the accumulator's smallest
+    /// normal exponent: the adder's lowest place is fixed once the terms are that small.
+    #[serde(default)]
+    pub floor_below_emin: Option<u32>,
     /// The format whose precision sizes the window (`p + extra_bits` bits), when it is not the
     /// accumulator's: a wide adder that rounds once into a narrow result (H100 f16 output).
     #[serde(default)]
@@ -124,6 +136,15 @@ pub struct Align {
 }
 
 impl Arithmetic {
+    /// The lowest exponent the window may be anchored at, if any.
+    pub fn anchor_floor(&self, acc_fmt: Format) -> Option<i32> {
+        match (self.align.emin_floor, self.align.floor_below_emin) {
+            (_, Some(n)) => Some(acc_fmt.emin() - n as i32),
+            (true, None) => Some(acc_fmt.emin()),
+            (false, None) => None,
+        }
+    }
+
     /// Significant bits of the alignment window above the extra bits.
     pub fn window_precision(&self, acc_fmt: Format) -> u32 {
         self.align.window.map_or(acc_fmt.precision(), |f| f.precision())

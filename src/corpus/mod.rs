@@ -1,5 +1,8 @@
 //! The corpus as a whole: statistics, promotion of GPU findings (in their minimised form),
-//! duplicate removal, and minimisation to the tiles that keep every refutation.
+//! duplicate removal, and minimisation to the tiles that keep every refutation. The line
+//! format itself is [`codec`].
+
+pub mod codec;
 
 use crate::case::MmaCase;
 use crate::format::Class;
@@ -82,7 +85,7 @@ pub fn findings_as_lines(findings: &Path, path: &str, existing: &[(MmaCase, Vec<
         }
         case.extra.insert("finding".into(), f.id.clone().into());
         case.extra.insert("provenance".into(), provenance_of(&gpu.detail, path, &f.first_seen));
-        lines.push(case.result_json(&d));
+        lines.push(codec::encode_line(&case, &d, None, false));
     }
     (lines, problems)
 }

@@ -1,0 +1,284 @@
+//! The corpus line codec: how a recorded tile is written compactly and read back losslessly.
+//!
+//! A tile the recorder generated with [`gen::case_at`] is stored by reference: `"seed":
+//! [seed, index]` (with the recipe, for readers) and `"inputs"`, a 64-bit FNV-1a hash of its A, B
+//! and C bit patterns, so a generator that has changed since the recording is an error, never a
+//! silently different tile. Any other tile (promoted findings, deciding tiles, hand-made cases)
+//! keeps its `"a"`, `"b"`, `"c"` hex arrays.
+//!
+//! The GPU's D is stored either as `"d"` (hex bit patterns, readable) or as `"d_steps"`: for
+//! each element, how many steps through the output format's ordered bit patterns D lies from
+//! [`reference`], a plain f64 sum computed the same way everywhere. Hardware results sit within
+//! a step or two of it, so the steps are mostly 0 and ±1 and the gzipped file stays small enough
+//! to travel with the repository; the recorded bits come back exactly (NaN payloads included),
+//! and none of the emulator's code is involved in decoding them.
+
+use crate::case::{FieldError, MmaCase};
+use crate::exec::PathSpec;
+use crate::format::Format;
+use serde_json::{json, Map, Value};
+
+fn err(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError { field: field.into(), message: message.into() }
+}
+
+/// FNV-1a over the little-endian bytes of every A, B and C bit pattern, as 16 hex digits.
+pub fn inputs_hash(c: &MmaCase) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &x in c.a.iter().chain(&c.b).chain(&c.c) {
+        for byte in x.to_le_bytes() {
+            h = (h ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// A bit pattern's place in the format's total order (-0 just below +0, NaNs beyond the
+/// infinities): an order-preserving bijection between the format's patterns and integers.
+pub fn order_key(bits: u64, f: Format) -> i64 {
+    let w = f.storage_bits();
+    let sign = bits >> (w - 1) & 1 == 1;
+    let mag = (bits & (f.mask() >> 1)) as i64;
+    if sign { -mag - 1 } else { mag }
+}
+
+/// The inverse of [`order_key`].
+pub fn from_order_key(key: i64, f: Format) -> u64 {
+    let sign_bit = 1u64 << (f.storage_bits() - 1);
+    if key >= 0 { key as u64 } else { sign_bit | (-(key + 1)) as u64 }
+}
+
+/// The order key of the largest non-NaN pattern of `f` whose value is at most `r`, by binary
+/// search over the keys (no rounding code involved); a NaN `r` gives +0's key.
+fn floor_key(r: f64, f: Format) -> i64 {
+    if r.is_nan() {
+        return 0;
+    }
+    let inf = order_key(f.inf_bits(false), f);
+    let (mut lo, mut hi) = (-inf - 1, inf); // every non-NaN key; value(lo) = -inf <= r
+    while lo < hi {
+        let mid = ((lo as i128 + hi as i128 + 1) >> 1) as i64;
+        if f.to_f64(from_order_key(mid, f)) <= r {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+/// The codec's reference for element (i, j): `c + a0·b0 + a1·b1 + …` in f64, left to right.
+/// Deterministic on every IEEE machine; only its closeness to D matters, not its accuracy.
+pub fn reference(c: &MmaCase, i: usize, j: usize) -> f64 {
+    let mut acc = c.c_fmt.to_f64(c.c_at(i, j));
+    for kk in 0..c.k {
+        acc += c.a_fmt.to_f64(c.a_at(i, kk)) * c.b_fmt.to_f64(c.b_at(kk, j));
+    }
+    acc
+}
+
+/// D as steps from the reference (wrapping: exact for every pattern, NaNs included).
+pub fn d_to_steps(c: &MmaCase, d: &[u64]) -> Vec<i64> {
+    (0..c.m * c.n).map(|e| order_key(d[e], c.c_fmt).wrapping_sub(floor_key(reference(c, e / c.n, e % c.n), c.c_fmt))).collect()
+}
+
+/// The inverse of [`d_to_steps`].
+pub fn steps_to_d(c: &MmaCase, steps: &[i64]) -> Vec<u64> {
+    let f = c.c_fmt;
+    let bits = f.storage_bits();
+    steps
+        .iter()
+        .enumerate()
+        .map(|(e, &s)| {
+            let key = floor_key(reference(c, e / c.n, e % c.n), f).wrapping_add(s);
+            // Back into the format's key range (only matters for corrupted steps).
+            let key = if bits < 64 { (key << (64 - bits)) >> (64 - bits) } else { key };
+            from_order_key(key, f) & f.mask()
+        })
+        .collect()
+}
+
+/// Whether the case is exactly what [`gen::case_at`] makes for its recorded seed.
+fn regenerable(c: &MmaCase, p: &PathSpec) -> Option<(u64, u64)> {
+    let seed = c.extra.get("seed")?.as_array()?;
+    let (s, i) = (seed.first()?.as_u64()?, seed.get(1)?.as_u64()?);
+    if seed.len() != 2 || (p.a_fmt, p.c_fmt, p.m, p.n, p.k) != (c.a_fmt, c.c_fmt, c.m, c.n, c.k) {
+        return None;
+    }
+    let again = crate::gen::case_at(p, s, i);
+    (again.a == c.a && again.b == c.b && again.c == c.c).then_some((s, i))
+}
+
+/// One corpus line for a recorded tile. `path` (when known) lets a generated tile be stored by
+/// reference; `compact_d` stores D as steps (the recorder's bulk) rather than as hex (kept for
+/// promoted findings, which people read).
+pub fn encode_line(c: &MmaCase, d: &[u64], path: Option<&PathSpec>, compact_d: bool) -> String {
+    let mut obj = match path.and_then(|p| regenerable(c, p)) {
+        Some(_) => {
+            let mut obj = Map::new();
+            for (k, v) in &c.extra {
+                obj.insert(k.clone(), v.clone());
+            }
+            obj.insert("inputs".into(), inputs_hash(c).into());
+            obj
+        }
+        None => c.to_json(),
+    };
+    obj.shift_remove("d");
+    obj.shift_remove("d_steps");
+    if compact_d {
+        obj.insert("d_steps".into(), json!(d_to_steps(c, d)));
+    } else {
+        obj.insert("d".into(), Value::Array(d.iter().map(|&x| crate::case::hex(x, c.c_fmt).into()).collect()));
+    }
+    Value::Object(obj).to_string()
+}
+
+/// Read one corpus line of the file for `path` back into the tile and the GPU's D.
+pub fn decode_line(line: &str, path: Option<&PathSpec>) -> Result<(MmaCase, Vec<u64>), FieldError> {
+    let obj: Map<String, Value> = serde_json::from_str(line).map_err(|e| err("line", format!("not a JSON object: {e}")))?;
+    let mut case = if obj.contains_key("a") {
+        MmaCase::from_json(obj.clone())?
+    } else {
+        let p = path.ok_or_else(|| err("a", "missing, and the file's name is no known path to regenerate the tile from"))?;
+        let seed = obj.get("seed").and_then(|s| s.as_array()).filter(|s| s.len() == 2);
+        let (s, i) = seed
+            .and_then(|s| Some((s[0].as_u64()?, s[1].as_u64()?)))
+            .ok_or_else(|| err("seed", "a tile without \"a\" needs \"seed\": [seed, index]"))?;
+        let mut case = crate::gen::case_at(p, s, i);
+        let want = obj.get("inputs").and_then(|h| h.as_str()).ok_or_else(|| err("inputs", "missing (the hash of the regenerated inputs)"))?;
+        let got = inputs_hash(&case);
+        if got != want {
+            return Err(err("inputs", format!("tile [{s}, {i}] regenerates to hash {got}, recorded {want}: the generator has changed since recording; record with the generator that made it")));
+        }
+        for (k, v) in &obj {
+            if k != "inputs" {
+                case.extra.insert(k.clone(), v.clone());
+            }
+        }
+        case
+    };
+    let d = match case.extra.shift_remove("d_steps") {
+        Some(steps) => {
+            let steps: Vec<i64> = steps
+                .as_array()
+                .and_then(|a| a.iter().map(|x| x.as_i64()).collect::<Option<Vec<i64>>>())
+                .ok_or_else(|| err("d_steps", "expected an array of integers"))?;
+            if steps.len() != case.m * case.n {
+                return Err(err("d_steps", format!("has {} elements, shape needs {}", steps.len(), case.m * case.n)));
+            }
+            steps_to_d(&case, &steps)
+        }
+        None => case.recorded_d()?.ok_or_else(|| err("d", "missing: not a recorded case"))?,
+    };
+    case.extra.shift_remove("d");
+    Ok((case, d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn path(id: &str) -> &'static PathSpec {
+        crate::exec::path_by_id(id).unwrap()
+    }
+
+    /// Every pattern of every output format survives the order key both ways, and the key
+    /// orders values as the format does.
+    #[test]
+    fn order_keys_are_a_monotone_bijection() {
+        for f in [Format::F16, Format::Bf16, Format::E4m3] {
+            let mut by_key: Vec<(i64, u64)> = (0..=f.mask()).map(|b| (order_key(b, f), b)).collect();
+            assert!(by_key.iter().all(|&(k, b)| from_order_key(k, f) == b));
+            by_key.sort();
+            let finite: Vec<f64> = by_key.iter().map(|&(_, b)| f.to_f64(b)).filter(|v| !v.is_nan()).collect();
+            assert!(finite.windows(2).all(|w| w[0] <= w[1]), "{f:?}");
+            assert_eq!(by_key.windows(2).filter(|w| w[1].0 != w[0].0 + 1).count(), 0, "{f:?}: keys are consecutive");
+        }
+        for x in [0u64, 1 << 63, u64::MAX, 0x7ff8_0000_0000_0000, 0x8000_0000_0000_0001] {
+            assert_eq!(from_order_key(order_key(x, Format::F64), Format::F64), x);
+        }
+    }
+
+    /// The floor search agrees with f32's own ordering: the result is at most r and the next
+    /// pattern above it exceeds r.
+    #[test]
+    fn floor_key_brackets_the_value() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        for _ in 0..20_000 {
+            let r = f64::from_bits(rng.gen::<u64>() >> rng.gen_range(0..12)) * if rng.gen() { -1.0 } else { 1.0 };
+            if r.is_nan() {
+                continue;
+            }
+            for f in [Format::F32, Format::F16, Format::F64] {
+                let k = floor_key(r, f);
+                assert!(f.to_f64(from_order_key(k, f)) <= r, "{f:?} {r:e}");
+                if k < order_key(f.inf_bits(false), f) {
+                    assert!(f.to_f64(from_order_key(k + 1, f)) > r || f.to_f64(from_order_key(k + 1, f)) == r && k + 1 == 0, "{f:?} {r:e}");
+                }
+            }
+        }
+    }
+
+    /// Random D bit patterns (NaN payloads, signed zeros, subnormals) come back exactly from the
+    /// compact form, for generated tiles stored by reference and for explicit ones.
+    #[test]
+    fn lines_round_trip_exactly() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        for id in ["mma.m16n8k16.f32.f16.f16.f32", "mma.m16n8k16.f16.f16.f16.f16", "mma.m8n8k4.f64.f64.f64.f64", "wgmma.m64n8k32.f32.e5m2.e5m2"] {
+            let p = path(id);
+            for index in 0..20 {
+                let case = crate::gen::case_at(p, 77, index);
+                let d: Vec<u64> = (0..case.m * case.n).map(|_| rng.gen::<u64>() & case.c_fmt.mask()).collect();
+                for compact in [false, true] {
+                    let line = encode_line(&case, &d, Some(p), compact);
+                    assert!(!line.contains("\"a\""), "stored by reference: {line:.80}");
+                    let (back, d_back) = decode_line(&line, Some(p)).unwrap();
+                    assert_eq!((&back.a, &back.b, &back.c, &d_back), (&case.a, &case.b, &case.c, &d));
+                    assert_eq!(back.extra.get("recipe"), case.extra.get("recipe"));
+                }
+                let mut explicit = case.clone();
+                explicit.extra.remove("seed");
+                let line = encode_line(&explicit, &d, Some(p), true);
+                assert!(line.contains("\"a\""));
+                assert_eq!(decode_line(&line, None).unwrap().1, d);
+            }
+        }
+    }
+
+    /// Steps from the reference are small for plausible hardware results (edge-heavy generated
+/// tiles: truncating hardware sits many steps from the exact sum on cancellations).
+    #[test]
+    fn steps_are_small_for_nearby_results() {
+        let p = path("mma.m16n8k16.f32.f16.f16.f32");
+        let emu = crate::model::Emulator::new(crate::Model::load("sm90:mma.m16n8k16.f32.f16.f16.f32").unwrap());
+        let (mut zero, mut total) = (0, 0);
+        for index in 0..200 {
+            let case = crate::gen::case_at(p, 5, index);
+            let d = emu.run(&case).unwrap();
+            for s in d_to_steps(&case, &d) {
+                zero += (s.abs() <= 1) as usize;
+                total += 1;
+            }
+        }
+        assert!(zero * 3 >= total * 2, "{zero} of {total} within one step");
+    }
+
+    /// A generator change since recording, a wrong-length D and a missing seed are clear
+    /// errors, never a different tile.
+    #[test]
+    fn stale_or_malformed_lines_are_errors() {
+        let p = path("mma.m16n8k16.f32.f16.f16.f32");
+        let case = crate::gen::case_at(p, 1, 2);
+        let line = encode_line(&case, &vec![0; 128], Some(p), true);
+        let stale = line.replace(&inputs_hash(&case), "0123456789abcdef");
+        assert!(decode_line(&stale, Some(p)).unwrap_err().to_string().contains("generator has changed"));
+        let mut obj: Map<String, Value> = serde_json::from_str(&line).unwrap();
+        obj["d_steps"].as_array_mut().unwrap().pop();
+        assert!(decode_line(&Value::Object(obj).to_string(), Some(p)).unwrap_err().to_string().contains("127 elements"));
+        assert!(decode_line(&line, None).unwrap_err().to_string().contains("no known path"));
+        let unseeded = line.replace("\"seed\"", "\"sown\"");
+        assert!(decode_line(&unseeded, Some(p)).unwrap_err().to_string().contains("seed"));
+    }
+}
