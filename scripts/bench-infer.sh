@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times `mmafuzz infer` over a 10,000-tile corpus of the m16n8k16 f16 path: tiles from the
 # hunt's generators, outputs from the path's current model standing in for the GPU (the GPU
-# corpus holds 2,048 tiles per path). Prints one table row.
+# corpus holds about 8,000 tiles of this path: `mmafuzz infer --path P` times that). Prints one
+# table row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=target/release/mmafuzz

@@ -5,7 +5,7 @@
 
 use crate::exec::{PathSpec, PATHS};
 use crate::format::{Format, Rounding};
-use crate::model::{AlignMode, Arithmetic, Model, Subnormals};
+use crate::model::{AlignMode, Arithmetic, CPlacement, Model, Subnormals};
 use crate::replay::ReplayStats;
 
 /// One published claim about one format's arithmetic on the H100.
@@ -48,8 +48,25 @@ fn value(a: &Arithmetic, column: &str) -> String {
         "subnormal inputs" => format!("{:?}", a.inputs.subnormals).to_lowercase(),
         "extra bits" if a.align.mode == AlignMode::Exact => "exact".into(),
         "extra bits" => format!("{} ({:?})", a.align.extra_bits, a.align.exponent).to_lowercase(),
-        "accumulation" => format!("{:?} align, {} into {}", a.align.mode, a.accumulator.rounding.name(), a.accumulator.format.map_or("D".into(), |f| f.name().to_string())).to_lowercase(),
-        "FMA width" => a.blocks.width.to_string(),
+        "accumulation" => {
+            let acc = a.accumulator.format.map_or("D".into(), |f| f.name().to_string());
+            let bits = a.accumulator.precision.map_or(String::new(), |q| format!(", {q} bits"));
+            let floor = match (a.align.floor_below_emin, a.align.emin_floor) {
+                (Some(n), _) => format!(", window floor emin-{n}"),
+                (None, true) => ", window floor emin".into(),
+                (None, false) => String::new(),
+            };
+            format!("{:?} align, {} into {acc}{bits}{floor}", a.align.mode, a.accumulator.rounding.name()).to_lowercase()
+        }
+        "FMA width" => {
+            let interleave = if a.blocks.interleave > 0 && a.blocks.width > 0 { format!(", k dealt in runs of {}", a.blocks.interleave) } else { String::new() };
+            let c = match a.blocks.c {
+                CPlacement::Fused => "",
+                CPlacement::Separate => ", C added separately",
+                CPlacement::After => ", from 0, C added last",
+            };
+            format!("{}{interleave}{c}", a.blocks.width)
+        }
         "output rounding" => a.output.rounding.name().into(),
         "product rounding" => a.products.round_to.map_or("exact".into(), |f| format!("{} {}", a.products.rounding.name(), f.name())),
         _ => String::new(),

@@ -111,3 +111,29 @@ fn promoted_findings_keep_the_minimised_tile_and_gpu_output() {
     let existing = vec![(promoted.clone(), d.clone())];
     assert!(mmafuzz::corpus::findings_as_lines(&dir.path().join("findings"), PATH, &existing).0.is_empty());
 }
+
+#[test]
+fn compact_stores_generated_tiles_by_seed_and_reads_back_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("{PATH}.jsonl.gz"));
+    let mut lines = recorded(&Model::load("sm90:mma.m16n8k16.f32.f16.f16.f32").unwrap(), 200);
+    // A hand-made tile (no seed) keeps its inputs.
+    lines.push(r#"{"a_fmt":"f16","c_fmt":"f32","m":1,"n":1,"k":1,"a":["3c00"],"b":["3c00"],"c":["80000001"],"d":["3f800000"]}"#.into());
+    mmafuzz::store::append_lines_atomically(&file, &lines).unwrap();
+    let before_bytes = std::fs::metadata(&file).unwrap().len();
+    let (before, _) = read_corpus(&file).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz")).args(["corpus", "compact", "--corpus"]).arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (after, bad) = read_corpus(&file).unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    assert_eq!(after.len(), before.len());
+    for ((c, d), (c0, d0)) in after.iter().zip(&before) {
+        assert_eq!((&c.a, &c.b, &c.c, d), (&c0.a, &c0.b, &c0.c, d0));
+    }
+    let text = String::from_utf8(mmafuzz::store::read_text(&file).unwrap()).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(rows[..200].iter().all(|l| !l.contains("\"a\":") && l.contains("\"d_steps\"") && l.contains("\"inputs\"")), "{:.200}", rows[0]);
+    assert!(rows[200].contains("\"a\":[\"3c00\"]"), "{}", rows[200]);
+    let after_bytes = std::fs::metadata(&file).unwrap().len();
+    assert!(after_bytes * 4 < before_bytes, "{before_bytes} -> {after_bytes} bytes");
+}

@@ -95,3 +95,22 @@ fn discover_recovers_a_planted_oracle() {
     let emu = Emulator::new(found);
     assert!(cases.iter().all(|(c, d)| emu.run(c).unwrap() == *d));
 }
+
+#[test]
+fn interleaved_blocks_with_c_added_last_are_recovered() {
+    // The structure of H100 mma.sync fp8 (tensor-core steps on interleaved parts of K, from
+    // zero, then C by one rounded addition), planted on the f16 path's shape.
+    let dir = tempfile::tempdir().unwrap();
+    let truth = Model::from_toml(
+        "interleaved",
+        "[blocks]\nwidth = 8\ninterleave = 2\nc = \"after\"\n[align]\nmode = \"truncate\"\nexponent = \"field_sum\"\nextra_bits = 2\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"\n[specials]\nnan = \"all_ones\"",
+    )
+    .unwrap();
+    planted_corpus(dir.path(), &truth, 400);
+    let (code, text) = infer(dir.path());
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(agreed(&text, "blocks.width").as_deref(), Some("8"), "{text}");
+    assert_eq!(agreed(&text, "blocks.interleave").as_deref(), Some("2"), "{text}");
+    assert_eq!(agreed(&text, "blocks.c").as_deref(), Some("\"after\""), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with("blocks.interleave = 0:")), "contiguous blocks are refuted by an element:\n{text}");
+}

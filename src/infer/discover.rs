@@ -81,7 +81,7 @@ fn consistent(arith: &Arithmetic, recorded: &[(MmaCase, Vec<u64>)], plain: &[Vec
 pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &DiscoverConfig, mut progress: impl FnMut(&Round)) -> Result<Discovery, SideError> {
     let start = Instant::now();
     let core_axes = space::core_axes(path);
-    let special_axes = space::special_axes();
+    let special_axes = space::special_axes(path);
     let at = |c: &Point, s: Option<&Point>| {
         let a = space::arithmetic_at(base, &core_axes, c)?;
         match s {
@@ -89,7 +89,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
             None => Some(a),
         }
     };
-    let mut core_alive: Vec<Point> = space::points(&core_axes);
+    let mut core_alive: Vec<Point> = space::points(&core_axes, path.k);
     let mut full_alive: Option<Vec<(Point, Point)>> = None;
     // The tiles the oracle ran with its D, and which of their elements are plain.
     let mut recorded: Vec<(MmaCase, Vec<u64>)> = Vec::new();
@@ -117,7 +117,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
             quiet_rounds = 0;
             if full_alive.is_none() {
                 // The core survivors look alike on these inputs: cross them with the special knobs.
-                let pairs: Vec<(Point, Point)> = core_alive.iter().flat_map(|c| space::points(&special_axes).into_iter().map(move |s| (c.clone(), s))).collect();
+                let pairs: Vec<(Point, Point)> = core_alive.iter().flat_map(|c| space::points(&special_axes, path.k).into_iter().map(move |s| (c.clone(), s))).collect();
                 let kept: Vec<(Point, Point)> = pairs.into_par_iter().filter(|(c, s)| at(c, Some(s)).is_some_and(|a| consistent(&a, &recorded, &plain, false))).collect();
                 let empty = kept.is_empty();
                 full_alive = Some(kept);
@@ -140,7 +140,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
             .map(|(t, d)| (0..t.m).flat_map(|i| (0..t.n).map(move |j| (i, j))).map(|(i, j)| plain_element(t, i, j, d[i * t.n + j])).collect())
             .collect();
         match &mut full_alive {
-            None => core_alive.retain(|c| at(c, None).is_some_and(|a| consistent(&a, &new, &new_plain, true))),
+            None => core_alive = core_alive.into_par_iter().filter(|c| at(c, None).is_some_and(|a| consistent(&a, &new, &new_plain, true))).collect(),
             Some(full) => {
                 let kept: Vec<(Point, Point)> = full.par_iter().filter(|(c, s)| at(c, Some(s)).is_some_and(|a| consistent(&a, &new, &new_plain, false))).cloned().collect();
                 *full = kept;

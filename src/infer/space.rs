@@ -28,7 +28,7 @@ fn axis(path: &'static str) -> Axis {
 /// The core axes for a path: block structure, alignment and the accumulator's rounding, plus
 /// the output conversion where D is narrower than the accumulator and product rounding for f64.
 pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
-    let mut axes: Vec<Axis> = ["blocks.width", "blocks.order", "blocks.c", "blocks.normalise", "align.mode", "align.exponent", "align.extra_bits", "accumulator.rounding"]
+    let mut axes: Vec<Axis> = ["blocks.width", "blocks.interleave", "blocks.order", "blocks.c", "blocks.normalise", "align.mode", "align.exponent", "align.extra_bits", "accumulator.rounding"]
         .into_iter()
         .map(axis)
         .collect();
@@ -50,14 +50,24 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
     axes
 }
 
-/// The special-value and subnormal axes.
-pub fn special_axes() -> Vec<Axis> {
-    ["align.emin_floor", "accumulator.subnormals", "accumulator.overflow", "accumulator.range", "output.subnormals", "inputs.subnormals", "inputs.c_subnormals", "specials.nan", "specials.zero_sign"].into_iter().map(axis).collect()
+/// The special-value and subnormal axes. The window's floor under tiny sums is one of them
+/// (`floor_below_emin = 0` is `emin_floor`) where products can be smaller than the accumulator's
+/// smallest normal; elsewhere the largest term always anchors above the floor, so it cannot
+/// matter and is left out.
+pub fn special_axes(p: &PathSpec) -> Vec<Axis> {
+    // The highest smallest-normal among the accumulators searched (f32, or D's own format).
+    let acc_emin = if p.c_fmt == Format::F64 { Format::F64.emin() } else { Format::F32.emin().max(p.c_fmt.emin()) };
+    let tiny_products = 2 * p.a_fmt.min_lsb_exp() < acc_emin;
+    let floor = Axis { path: "align.floor_below_emin", values: vec![toml::Value::String("none".into()), toml::Value::Integer(0), toml::Value::Integer(6), toml::Value::Integer(7), toml::Value::Integer(8)] };
+    let floor = tiny_products.then_some(floor);
+    let rest = ["accumulator.subnormals", "accumulator.overflow", "accumulator.range", "output.subnormals", "inputs.subnormals", "inputs.c_subnormals", "specials.nan", "specials.zero_sign"].into_iter().map(axis);
+    floor.into_iter().chain(rest).collect()
 }
 
-/// Every point of the product of `axes`, skipping points that only repeat another (extra bits
-/// and the alignment exponent mean nothing when alignment is exact).
-pub fn points(axes: &[Axis]) -> Vec<Point> {
+/// Every point of the product of `axes` for a path of depth `k`, skipping points that only
+/// repeat another (extra bits and the alignment exponent mean nothing when alignment is exact,
+/// the interleaving of K nothing unless its runs split several blocks).
+pub fn points(axes: &[Axis], k: usize) -> Vec<Point> {
     let mut out = vec![vec![]];
     for a in axes {
         out = out.into_iter().flat_map(|p: Point| (0..a.values.len()).map(move |v| [p.clone(), vec![v]].concat())).collect();
@@ -66,6 +76,14 @@ pub fn points(axes: &[Axis]) -> Vec<Point> {
     if let (Some(mode), Some(bits), Some(expo)) = (find("align.mode"), find("align.extra_bits"), find("align.exponent")) {
         let exact = axes[mode].values.iter().position(|v| v.as_str() == Some("exact"));
         out.retain(|p| Some(p[mode]) != exact || (p[bits] == 0 && p[expo] == 0));
+    }
+    if let (Some(width), Some(inter)) = (find("blocks.width"), find("blocks.interleave")) {
+        // Runs as long as a block (or longer) deal K out as contiguous blocks again, or leave
+        // some empty: only runs that divide a block into several are new structures.
+        out.retain(|p| {
+            let (w, i) = (axes[width].values[p[width]].as_integer().unwrap_or(0), axes[inter].values[p[inter]].as_integer().unwrap_or(0));
+            i == 0 || (w > 0 && (w as usize) < k && i < w && w % i == 0)
+        });
     }
     out
 }

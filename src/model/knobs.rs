@@ -30,6 +30,7 @@ pub fn knobs() -> Vec<Knob> {
         Knob { path: "align.exponent", values: strs(&["leading_bit", "field_sum"]) },
         Knob { path: "align.extra_bits", values: ints(&[0, 1, 2, 3, 4, 5, 6, 8]) },
         Knob { path: "align.emin_floor", values: vec![toml::Value::Boolean(false), toml::Value::Boolean(true)] },
+        Knob { path: "align.floor_below_emin", values: ints(&[0, 6, 7, 8]) },
         Knob { path: "accumulator.rounding", values: strs(&rounding) },
         Knob { path: "accumulator.subnormals", values: strs(&subnormals) },
         Knob { path: "accumulator.overflow", values: strs(&["ieee", "infinity"]) },

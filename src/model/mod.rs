@@ -395,6 +395,9 @@ impl Arithmetic {
                 return Err(format!("accumulator format {f} is not supported (use f16, bf16, f32 or f64)"));
             }
         }
+        if self.blocks.interleave > 0 && self.blocks.width > 0 && self.blocks.interleave >= self.blocks.width {
+            return Err(format!("blocks.interleave = {} must be smaller than blocks.width = {} (longer runs leave blocks empty)", self.blocks.interleave, self.blocks.width));
+        }
         if !(-60..=60).contains(&self.align.extra_bits) {
             return Err(format!("align.extra_bits = {} is outside -60..=60", self.align.extra_bits));
         }
