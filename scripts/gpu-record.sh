@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine: records TILES fresh edge-biased tiles of every mma.sync and wgmma path
-# (seed SEED, tile i of seed s = `gen::case_at(s, i)`, so the corpus stores each by reference)
-# into new corpus files, packed as $OUT/record.tgz with a log.
+# Runs on the GPU machine: records TILES fresh edge-biased tiles of each PATH (default: every
+# mma.sync and wgmma path; cuBLAS paths record whole GEMMs) with seed SEED (tile i of seed s is
+# `gen::case_at(s, i)`, so the corpus stores each by reference) into new corpus files, packed as
+# $OUT/record.tgz with a log.
 #   here:   bash scripts/gpu-prepare.sh
-#   there:  bash scripts/gpu-record.sh [TILES] [SEED]
+#   there:  bash scripts/gpu-record.sh [TILES] [SEED] [PATH...]
 #   here:   bash scripts/gpu-corpus-collect.sh DIR/record.tgz   (appends them to corpus/)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
 tiles=${1:-5000}
 seed=${2:-20261122}
+shift 2 2>/dev/null || shift $#
+paths=("$@")
+[ ${#paths[@]} -eq 0 ] && paths=($("$bin" devices | awk '/yes$/ {print $1}' | grep -v '^cublas'))
+# cuBLAS is loaded at run time: put a libcublas on the loader path if the system has one.
+cublas=$(find / -name 'libcublas.so.1[0-9]*' -not -path '/proc/*' 2>/dev/null | head -1)
+[ -n "$cublas" ] && export LD_LIBRARY_PATH="$(dirname "$cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:-/tmp/mmafuzz-out}
 work=$(mktemp -d)
 mkdir -p "$out" "$work/record"
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
-  for p in $("$bin" devices | awk '/yes$/ {print $1}' | grep -v '^cublas'); do
+  for p in "${paths[@]}"; do
     start=$(date +%s%N)
     "$bin" gen --path "$p" --count "$tiles" --seed "$seed" --out "$work/$p.jsonl" &&
       "$bin" record --path "$p" --in "$work/$p.jsonl" --corpus "$work/record"

@@ -347,7 +347,10 @@ impl<'a> TileRun<'a> {
             run = self.block_step(run, i, j, b);
         }
         if after {
-            run = self.add_rounded(c, run, self.ar.blocks.separate_rounding);
+            run = match self.ar.specials.nan {
+                NanOutput::Propagate => propagated_add_nan(c, run).unwrap_or_else(|| self.add_rounded(c, run, self.ar.blocks.separate_rounding)),
+                _ => self.add_rounded(c, run, self.ar.blocks.separate_rounding),
+            };
         }
         self.output(run)
     }
@@ -627,6 +630,18 @@ impl<'a> TileRun<'a> {
             }
         }
         bits
+    }
+}
+
+/// Under `nan = "propagate"`, the NaN an addition `c + sum` gives, if any: C's payload, else
+/// the sum's (already quieted), or the default NaN with the sign set for `inf - inf` (what the
+/// H100's FP64 add in a GEMM epilogue writes).
+fn propagated_add_nan(c: Operand, sum: Operand) -> Option<Operand> {
+    match (c.class, sum.class) {
+        (Class::Nan, _) => Some(c),
+        (_, Class::Nan) => Some(sum),
+        (Class::Inf, Class::Inf) if c.neg != sum.neg => Some(Operand { class: Class::Nan, neg: true, sig: 0, lsb: 0, field: 0 }),
+        _ => None,
     }
 }
 
