@@ -18,6 +18,8 @@ fn lane_kernel_equals_general_path() {
         ("unbounded-range", "[blocks]\nwidth = 8\nc = \"fused\"\n[align]\nmode = \"truncate\"\nexponent = \"field_sum\"\nextra_bits = 2\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"\nrange = \"unbounded\"\n[output]\nrounding = \"rne\""),
         ("f32-window-f16-acc", "[blocks]\nwidth = 16\nc = \"fused\"\n[align]\nmode = \"truncate\"\nexponent = \"field_sum\"\nextra_bits = 2\nwindow = \"f32\"\n[accumulator]\nformat = \"f16\"\nrounding = \"rne\""),
         ("emin-floor-leading", "[blocks]\nwidth = 8\nc = \"fused\"\n[align]\nmode = \"floor\"\nextra_bits = 3\nemin_floor = true\n[accumulator]\nformat = \"f32\"\nrounding = \"rne\""),
+        ("c-after", "[blocks]\nwidth = 8\nc = \"after\"\nseparate_rounding = \"rz\"\n[align]\nmode = \"truncate\"\nexponent = \"field_sum\"\nextra_bits = 2\nfloor_below_emin = 7\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"\n[specials]\nzero_sign = \"unsigned\""),
+        ("c-after-f16-out", "[blocks]\nwidth = 16\nc = \"after\"\n[align]\nmode = \"floor\"\nextra_bits = 3\n[accumulator]\nformat = \"f32\"\nrounding = \"rne\"\n[output]\nrounding = \"rz\""),
         ("narrow-acc", "[blocks]\nwidth = 4\nc = \"fused\"\n[align]\nmode = \"truncate\"\nextra_bits = -10\n[accumulator]\nrounding = \"rd\"\nsubnormals = \"flush\""),
     ] {
         models.push(Model::from_toml(name, knobs).unwrap());

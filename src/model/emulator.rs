@@ -274,12 +274,12 @@ impl<'a> TileRun<'a> {
         let reverse = self.ar.blocks.order == BlockOrder::Reverse;
         let mut d = vec![0u64; m * n];
         kernel(&FloatTile { a, b, c, m, n, k, block_width, reverse, w: window }, &mut d);
-        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep;
+        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && self.ar.blocks.c != CPlacement::After;
         for idx in 0..m * n {
             if d[idx] == GENERAL {
                 d[idx] = self.element(idx / n, idx % n);
             } else if !direct {
-                d[idx] = self.output(Operand::decode(self.acc_fmt, d[idx], Subnormals::Keep));
+                d[idx] = self.finish_lane(idx / n, idx % n, d[idx]);
             }
         }
         Some(d)
@@ -311,10 +311,13 @@ impl<'a> TileRun<'a> {
         let mut bits = [0u64; LANES];
         let c_row = &self.case.c[i * n + j0..i * n + j0 + width];
         let row_ok = !a_row_special[i];
+        let after = self.ar.blocks.c == CPlacement::After;
         for (l, &bits) in c_row.iter().enumerate() {
             let c = Operand::decode(self.case.c_fmt, bits, self.ar.inputs.c_subnormals);
             live[l] = (row_ok && !b_col_special[j0 + l] && matches!(c.class, Class::Finite | Class::Zero)) as u64;
-            set_lane(&mut accs, l, c, w.field_sum);
+            // With C added after the chain, the chain starts from +0.
+            let start = if after { Operand::decode(self.acc_fmt, 0, Subnormals::Keep) } else { c };
+            set_lane(&mut accs, l, start, w.field_sum);
         }
         let chunk = j0 / LANES;
         for ks in &self.blocks {
@@ -326,16 +329,27 @@ impl<'a> TileRun<'a> {
             let (ra, rb) = (i * k + range.start..i * k + range.end, chunk * k + range.start..chunk * k + range.end);
             kernel(&a[ra], &b[rb], &mut accs, &w, &mut live, &mut zero, &mut bits);
         }
-        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep;
+        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && !after;
         let mut out = bits;
         for l in 0..width {
             if live[l] == 0 || zero[l] != 0 {
                 out[l] = self.element(i, j0 + l);
             } else if !direct {
-                out[l] = self.output(Operand::decode(self.acc_fmt, bits[l], Subnormals::Keep));
+                out[l] = self.finish_lane(i, j0 + l, bits[l]);
             }
         }
         out
+    }
+
+    /// D from a lane's accumulator bits: C added now where it comes after the chain, then the
+    /// conversion into D's format.
+    fn finish_lane(&mut self, i: usize, j: usize, acc_bits: u64) -> u64 {
+        let mut run = Operand::decode(self.acc_fmt, acc_bits, Subnormals::Keep);
+        if self.ar.blocks.c == CPlacement::After {
+            let c = Operand::decode(self.case.c_fmt, self.case.c_at(i, j), self.ar.inputs.c_subnormals);
+            run = self.add_rounded(c, run, self.ar.blocks.separate_rounding);
+        }
+        self.output(run)
     }
 
     pub(crate) fn element(&mut self, i: usize, j: usize) -> u64 {
@@ -670,7 +684,7 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
     ar.products.round_to.is_none()
         && ar.accumulator.precision.is_none()
         && ar.blocks.normalise == Normalise::End
-        && ar.blocks.c == CPlacement::Fused
+        && (ar.blocks.c == CPlacement::Fused || (ar.blocks.c == CPlacement::After && ar.specials.nan != NanOutput::Propagate && ar.accumulator.range == AccRange::Format))
         && (ar.blocks.interleave == 0 || width >= case.k)
         && matches!(ar.align.mode, AlignMode::Truncate | AlignMode::Floor | AlignMode::Sticky)
         && width < 128
@@ -707,8 +721,11 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
                     case.b_fmt.to_f64_slice(cols, &mut b[chunk * k + kk][..cols.len()]);
                 }
             }
+            // With C added after the chain, the chain starts from +0.
             let mut c = vec![0f64; m * n];
-            case.c_fmt.to_f64_slice(&case.c, &mut c);
+            if ar.blocks.c != CPlacement::After {
+                case.c_fmt.to_f64_slice(&case.c, &mut c);
+            }
             if in_sub == Subnormals::Flush {
                 flush_subnormals(case.a_fmt, &mut a);
                 b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes));
