@@ -98,7 +98,7 @@ enum Command {
     ///
     /// Exit status 0 when models survive, 1 when the data contradicts every one.
     Discover(discover::DiscoverArgs),
-    /// Work on the GPU corpus: stats, add (promote findings), dedup, minimise.
+    /// Work on the GPU corpus: stats, add (promote findings), compact, dedup, minimise.
     #[command(subcommand)]
     Corpus(corpus::CorpusCommand),
     /// Tabulate, per path, the current model's knobs and corpus reproduction next to the seed
