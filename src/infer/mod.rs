@@ -122,7 +122,7 @@ pub fn infer(path: &PathSpec, obs: &Observations, base: &Arithmetic) -> Inferenc
     let at = |c: &Point, s: &Point| space::arithmetic_at(base, &core_axes, c).and_then(|a| space::arithmetic_at(&a, &special_axes, s));
     // The simplest non-plain elements first (most candidates fall there), then every tile whole.
     let probe = &rest[..rest.len().min(4096)];
-    let survivors: Vec<(Point, Point)> = pairs
+    let mut survivors: Vec<(Point, Point)> = pairs
         .par_iter()
         .filter(|(c, s)| at(c, s).is_some_and(|a| first_failure(&a, probe).is_none() && mismatches(&a, obs, true) == 0))
         .cloned()
@@ -189,7 +189,15 @@ pub fn infer(path: &PathSpec, obs: &Observations, base: &Arithmetic) -> Inferenc
             .collect();
         near.sort_by_key(|(n, _)| n.mismatches);
         let best = near.first().map(|(_, p)| p.clone());
-        inf.nearest = near.into_iter().take(5).map(|(n, _)| n).collect();
+        if near.first().is_some_and(|(n, _)| n.mismatches == 0) {
+            // The core stage ran with `base`'s special knobs, which can decide a plain element
+            // (an intermediate overflow, say); a candidate the descent completed that misses
+            // nothing is a survivor all the same.
+            survivors.extend(best.clone());
+            inf.survivors = survivors.clone();
+        } else {
+            inf.nearest = near.into_iter().take(5).map(|(n, _)| n).collect();
+        }
         best
     };
 
