@@ -202,6 +202,8 @@ pub(crate) struct TileRun<'a> {
     blocks: Vec<Vec<usize>>,
     /// Operands laid out for the lane kernel, when its arithmetic applies.
     lanes: Option<LanePrep>,
+    /// Each block's range of K in the lane kernel's layout, in chain order.
+    lane_ranges: Vec<std::ops::Range<usize>>,
 }
 
 /// A and B for the lane kernel: A row-major; B per chunk of eight columns, k rows of lanes.
@@ -222,9 +224,13 @@ enum LaneOperands {
 impl<'a> TileRun<'a> {
     pub(crate) fn new(ar: &'a Arithmetic, case: &'a MmaCase) -> Result<Self, EmulatorError> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
-        let lanes = lanes_apply(ar, case, acc_fmt).then(|| prepare_lanes(ar, case, acc_fmt));
         let blocks = block_members(&ar.blocks, case.k);
-        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), blocks, lanes })
+        let (order, lane_ranges) = lane_layout(&ar.blocks, case.k);
+        let lanes = lanes_apply(ar, case, acc_fmt, &blocks).then(|| match order.iter().enumerate().all(|(p, &k)| p == k) {
+            true => prepare_lanes(ar, case, acc_fmt),
+            false => prepare_lanes(ar, &with_k_order(case, &order), acc_fmt),
+        });
+        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), blocks, lanes, lane_ranges })
     }
 
     /// Decode A and (transposed) B for the general path, once, on first use.
@@ -320,12 +326,10 @@ impl<'a> TileRun<'a> {
             set_lane(&mut accs, l, start, w.field_sum);
         }
         let chunk = j0 / LANES;
-        for ks in &self.blocks {
+        for range in &self.lane_ranges {
             if live.iter().all(|&x| x == 0) {
                 break;
             }
-            // The lane kernel only runs contiguous blocks (see `lanes_apply`).
-            let range = ks[0]..ks[ks.len() - 1] + 1;
             let (ra, rb) = (i * k + range.start..i * k + range.end, chunk * k + range.start..chunk * k + range.end);
             kernel(&a[ra], &b[rb], &mut accs, &w, &mut live, &mut zero, &mut bits);
         }
@@ -659,6 +663,38 @@ fn propagated_add_nan(c: Operand, sum: Operand) -> Option<Operand> {
     }
 }
 
+/// The order the lane kernel lays K out in (block after block, so that every block is a
+/// contiguous range, whatever the interleaving: a block's sum does not depend on the order of
+/// its terms), and each block's range in that layout, in chain order.
+fn lane_layout(blocks: &super::Blocks, k: usize) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
+    let forward = super::Blocks { order: BlockOrder::Forward, ..blocks.clone() };
+    let layout = block_members(&forward, k);
+    let mut ranges = Vec::with_capacity(layout.len());
+    let mut start = 0;
+    for ks in &layout {
+        ranges.push(start..start + ks.len());
+        start += ks.len();
+    }
+    if blocks.order == BlockOrder::Reverse {
+        ranges.reverse();
+    }
+    (layout.concat(), ranges)
+}
+
+/// The case with A's columns and B's rows in the given order of K.
+fn with_k_order(case: &MmaCase, order: &[usize]) -> MmaCase {
+    let mut c = case.clone();
+    for i in 0..case.m {
+        for (p, &kk) in order.iter().enumerate() {
+            c.a[i * case.k + p] = case.a_at(i, kk);
+        }
+    }
+    for (p, &kk) in order.iter().enumerate() {
+        c.b[p * case.n..(p + 1) * case.n].copy_from_slice(&case.b[kk * case.n..(kk + 1) * case.n]);
+    }
+    c
+}
+
 /// The k indices of each block, in the order the chain visits them.
 fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>> {
     let width = if blocks.width == 0 { k } else { blocks.width }.max(1);
@@ -676,7 +712,7 @@ fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>> {
 
 /// Whether the lane kernel covers this arithmetic and these formats: exact narrow products,
 /// C fused into each block, a truncating window whose sums provably fit in 62 bits.
-fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
+fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<usize>]) -> bool {
     let narrow = |f: Format| f.precision() <= 24;
     // Window: p + extra (+1 sticky), 2 bits for a product's carry, 7 for the count of terms.
     let width = if ar.blocks.width == 0 { case.k } else { ar.blocks.width };
@@ -685,7 +721,8 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
         && ar.accumulator.precision.is_none()
         && ar.blocks.normalise == Normalise::End
         && (ar.blocks.c == CPlacement::Fused || (ar.blocks.c == CPlacement::After && ar.specials.nan != NanOutput::Propagate && ar.accumulator.range == AccRange::Format))
-        && (ar.blocks.interleave == 0 || width >= case.k)
+        // Interleaved blocks are laid out one after another; the float kernel needs them full.
+        && (ar.blocks.interleave == 0 || blocks.len() == 1 || blocks.iter().all(|b| b.len() == width))
         && matches!(ar.align.mode, AlignMode::Truncate | AlignMode::Floor | AlignMode::Sticky)
         && width < 128
         && narrow(case.a_fmt)
