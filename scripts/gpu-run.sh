@@ -14,9 +14,7 @@ tiles=${1:-2048}
 out=${OUT:-/tmp/mmafuzz-out}
 log="$out/log.txt"
 work=$(mktemp -d)
-# cuBLAS is loaded at run time: put a libcublas on the loader path if the system has one.
-cublas=$(find / -name 'libcublas.so.1[0-9]*' -not -path '/proc/*' 2>/dev/null | head -1)
-[ -n "$cublas" ] && export LD_LIBRARY_PATH="$(dirname "$cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$(dirname "$0")/cublas-path.sh"
 mkdir -p "$out"
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader

@@ -11,9 +11,7 @@ shift 2 2>/dev/null || shift $#
 paths=("$@")
 [ ${#paths[@]} -eq 0 ] && paths=($("$bin" devices | awk '/yes$/ {print $1}' | grep -v '^cublas'))
 out=${OUT:-/tmp/mmafuzz-out}
-# cuBLAS is loaded at run time: put a libcublas on the loader path if the system has one.
-cublas=$(find / -name 'libcublas.so.1[0-9]*' -not -path '/proc/*' 2>/dev/null | head -1)
-[ -n "$cublas" ] && export LD_LIBRARY_PATH="$(dirname "$cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$(dirname "$0")/cublas-path.sh"
 mkdir -p "$out"
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

@@ -64,7 +64,7 @@ pub fn read_corpus(file: &Path) -> std::io::Result<(Vec<(MmaCase, Vec<u64>)>, Ve
 
 /// Lines for a corpus file of `path`: generated tiles by reference and D as steps, except
 /// promoted findings, which keep their readable form.
-pub fn corpus_lines(cases: &[(MmaCase, Vec<u64>)], path: Option<&crate::exec::PathSpec>) -> Vec<String> {
+pub fn corpus_lines(cases: &[&(MmaCase, Vec<u64>)], path: Option<&crate::exec::PathSpec>) -> Vec<String> {
     cases.par_iter().map(|(c, d)| crate::corpus::codec::encode_line(c, d, path, !c.extra.contains_key("finding"))).collect()
 }
 

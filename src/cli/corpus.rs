@@ -54,7 +54,7 @@ fn file_of(corpus: &Path, path: &str) -> PathBuf {
 }
 
 fn lines_of(file: &Path, cases: &[(mmafuzz::MmaCase, Vec<u64>)], keep: &[usize]) -> Vec<String> {
-    let kept: Vec<_> = keep.iter().map(|&i| cases[i].clone()).collect();
+    let kept: Vec<_> = keep.iter().map(|&i| &cases[i]).collect();
     corpus_lines(&kept, mmafuzz::exec::path_by_id(&corpus_path_id(file)))
 }
 

@@ -24,13 +24,8 @@ fn err(field: &str, message: impl Into<String>) -> FieldError {
 
 /// FNV-1a over the little-endian bytes of every A, B and C bit pattern, as 16 hex digits.
 pub fn inputs_hash(c: &MmaCase) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &x in c.a.iter().chain(&c.b).chain(&c.c) {
-        for byte in x.to_le_bytes() {
-            h = (h ^ byte as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}")
+    let bytes: Vec<u8> = c.a.iter().chain(&c.b).chain(&c.c).flat_map(|x| x.to_le_bytes()).collect();
+    format!("{:016x}", crate::hunt::finding::fnv1a(&bytes))
 }
 
 /// A bit pattern's place in the format's total order (-0 just below +0, NaNs beyond the
@@ -138,7 +133,7 @@ pub fn encode_line(c: &MmaCase, d: &[u64], path: Option<&PathSpec>, compact_d: b
 pub fn decode_line(line: &str, path: Option<&PathSpec>) -> Result<(MmaCase, Vec<u64>), FieldError> {
     let obj: Map<String, Value> = serde_json::from_str(line).map_err(|e| err("line", format!("not a JSON object: {e}")))?;
     let mut case = if obj.contains_key("a") {
-        MmaCase::from_json(obj.clone())?
+        MmaCase::from_json(obj)?
     } else {
         let p = path.ok_or_else(|| err("a", "missing, and the file's name is no known path to regenerate the tile from"))?;
         let seed = obj.get("seed").and_then(|s| s.as_array()).filter(|s| s.len() == 2);
@@ -151,9 +146,9 @@ pub fn decode_line(line: &str, path: Option<&PathSpec>) -> Result<(MmaCase, Vec<
         if got != want {
             return Err(err("inputs", format!("tile [{s}, {i}] regenerates to hash {got}, recorded {want}: the generator has changed since recording; record with the generator that made it")));
         }
-        for (k, v) in &obj {
+        for (k, v) in obj {
             if k != "inputs" {
-                case.extra.insert(k.clone(), v.clone());
+                case.extra.insert(k, v);
             }
         }
         case

@@ -225,11 +225,16 @@ impl<'a> TileRun<'a> {
     pub(crate) fn new(ar: &'a Arithmetic, case: &'a MmaCase) -> Result<Self, EmulatorError> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
         let blocks = block_members(&ar.blocks, case.k);
-        let (order, lane_ranges) = lane_layout(&ar.blocks, case.k);
-        let lanes = lanes_apply(ar, case, acc_fmt, &blocks).then(|| match order.iter().enumerate().all(|(p, &k)| p == k) {
-            true => prepare_lanes(ar, case, acc_fmt),
-            false => prepare_lanes(ar, &with_k_order(case, &order), acc_fmt),
-        });
+        let (lanes, lane_ranges) = if lanes_apply(ar, case, acc_fmt, &blocks) {
+            let (order, ranges) = lane_layout(&blocks, ar.blocks.order);
+            let lanes = match order.iter().enumerate().all(|(p, &k)| p == k) {
+                true => prepare_lanes(ar, case, acc_fmt),
+                false => prepare_lanes(ar, &with_k_order(case, &order), acc_fmt),
+            };
+            (Some(lanes), ranges)
+        } else {
+            (None, Vec::new())
+        };
         Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), blocks, lanes, lane_ranges })
     }
 
@@ -351,7 +356,7 @@ impl<'a> TileRun<'a> {
         let mut run = Operand::decode(self.acc_fmt, acc_bits, Subnormals::Keep);
         if self.ar.blocks.c == CPlacement::After {
             let c = Operand::decode(self.case.c_fmt, self.case.c_at(i, j), self.ar.inputs.c_subnormals);
-            run = self.add_rounded(c, run, self.ar.blocks.separate_rounding);
+            run = self.add_c_after(c, run);
         }
         self.output(run)
     }
@@ -365,12 +370,15 @@ impl<'a> TileRun<'a> {
             run = self.block_step(run, i, j, b);
         }
         if after {
-            run = match self.ar.specials.nan {
-                NanOutput::Propagate => propagated_add_nan(c, run).unwrap_or_else(|| self.add_rounded(c, run, self.ar.blocks.separate_rounding)),
-                _ => self.add_rounded(c, run, self.ar.blocks.separate_rounding),
-            };
+            run = self.add_c_after(c, run);
         }
         self.output(run)
+    }
+
+    /// C added to the chain's result (`c = "after"`), NaN payloads passed on under `propagate`.
+    fn add_c_after(&mut self, c: Running, chain: Running) -> Running {
+        let nan = (self.ar.specials.nan == NanOutput::Propagate).then(|| propagated_add_nan(c, chain)).flatten();
+        nan.unwrap_or_else(|| self.add_rounded(c, chain, self.ar.blocks.separate_rounding))
     }
 
     /// `x + y` by one exact-then-rounded addition into the accumulator.
@@ -665,20 +673,23 @@ fn propagated_add_nan(c: Operand, sum: Operand) -> Option<Operand> {
 
 /// The order the lane kernel lays K out in (block after block, so that every block is a
 /// contiguous range, whatever the interleaving: a block's sum does not depend on the order of
-/// its terms), and each block's range in that layout, in chain order.
-fn lane_layout(blocks: &super::Blocks, k: usize) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
-    let forward = super::Blocks { order: BlockOrder::Forward, ..blocks.clone() };
-    let layout = block_members(&forward, k);
-    let mut ranges = Vec::with_capacity(layout.len());
+/// its terms), and each block's range in that layout, in chain order. `chain` is
+/// [`block_members`]' answer for a chain visited in `order`.
+fn lane_layout(chain: &[Vec<usize>], order: BlockOrder) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
+    let forward: Vec<&Vec<usize>> = match order {
+        BlockOrder::Forward => chain.iter().collect(),
+        BlockOrder::Reverse => chain.iter().rev().collect(),
+    };
+    let mut ranges = Vec::with_capacity(forward.len());
     let mut start = 0;
-    for ks in &layout {
+    for ks in &forward {
         ranges.push(start..start + ks.len());
         start += ks.len();
     }
-    if blocks.order == BlockOrder::Reverse {
+    if order == BlockOrder::Reverse {
         ranges.reverse();
     }
-    (layout.concat(), ranges)
+    (forward.into_iter().flatten().copied().collect(), ranges)
 }
 
 /// The case with A's columns and B's rows in the given order of K.
@@ -711,7 +722,8 @@ fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>> {
 }
 
 /// Whether the lane kernel covers this arithmetic and these formats: exact narrow products,
-/// C fused into each block, a truncating window whose sums provably fit in 62 bits.
+/// C fused into each block (or added after a chain from +0), a truncating window whose sums
+/// provably fit in 62 bits.
 fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<usize>]) -> bool {
     let narrow = |f: Format| f.precision() <= 24;
     // Window: p + extra (+1 sticky), 2 bits for a product's carry, 7 for the count of terms.
