@@ -32,6 +32,7 @@ pub mod gemm;
 pub mod gen;
 pub mod hunt;
 pub mod infer;
+pub mod library;
 pub mod model;
 pub mod probes;
 pub mod replay;

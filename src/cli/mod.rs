@@ -9,6 +9,7 @@ pub(crate) mod gpu;
 mod hunt;
 mod infer;
 mod io;
+mod library;
 mod models;
 mod probes;
 mod report;
@@ -112,6 +113,10 @@ enum Command {
     },
     /// Emulate a whole GEMM (FTTN's D = C - A·B example) with a chosen schedule.
     Gemm(gemm::GemmArgs),
+    /// Library GEMMs as PyTorch runs them (cuBLAS/cuBLASLt): learned kernel tables, schedules,
+    /// replay of recorded GEMMs.
+    #[command(subcommand)]
+    Library(library::LibraryCommand),
     /// Measure emulator throughput against the MPFR reference, per instruction shape.
     Bench {
         /// Comma-separated models to measure.
@@ -199,6 +204,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Reference { input, output, rounding } => emulate::reference(&input, &output, rounding),
         Command::Probes { model, filter, verbose } => probes::probes(model.as_deref(), filter.as_deref(), verbose),
         Command::Gemm(args) => gemm::gemm(args),
+        Command::Library(cmd) => library::library(cmd),
         Command::Hunt(args) => hunt::hunt(args),
         Command::Infer(args) => infer::infer(args),
         Command::Corpus(cmd) => corpus::corpus(cmd),

@@ -12,6 +12,10 @@ const EMBEDDED: &[(&str, &str)] = &[
 
 /// Per-path models, named `ARCH:PATH` (files `models/<arch>/<path>.toml`).
 const EMBEDDED_ARCH: &[(&str, &str)] = &[
+    ("sm90:cublas.gemm.bf16.bf16.bf16.bf16", include_str!("../../models/sm90/cublas.gemm.bf16.bf16.bf16.bf16.toml")),
+    ("sm90:cublas.gemm.f16.f16.f16.f16", include_str!("../../models/sm90/cublas.gemm.f16.f16.f16.f16.toml")),
+    ("sm90:cublas.gemm.f32.tf32.tf32.f32", include_str!("../../models/sm90/cublas.gemm.f32.tf32.tf32.f32.toml")),
+    ("sm90:cublas.gemm.f32.f32.f32.f32", include_str!("../../models/sm90/cublas.gemm.f32.f32.f32.f32.toml")),
     ("sm90:cublas.gemm.f32.bf16.bf16.f32", include_str!("../../models/sm90/cublas.gemm.f32.bf16.bf16.f32.toml")),
     ("sm90:cublas.gemm.f32.f16.f16.f32", include_str!("../../models/sm90/cublas.gemm.f32.f16.f16.f32.toml")),
     ("sm90:cublas.gemm.f64.f64.f64.f64", include_str!("../../models/sm90/cublas.gemm.f64.f64.f64.f64.toml")),

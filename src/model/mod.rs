@@ -290,6 +290,9 @@ pub struct Model {
     pub name: String,
     pub description: String,
     pub sources: Vec<String>,
+    /// A library model's `[schedule]` table (how a whole GEMM is cut and reduced around this
+    /// arithmetic; read by [`crate::library`]), untouched here.
+    pub schedule: Option<toml::Table>,
     base: toml::Table,
     variants: BTreeMap<Format, toml::Table>,
     resolved: BTreeMap<Format, Arithmetic>,
@@ -344,6 +347,11 @@ impl Model {
                 .try_into::<Vec<String>>()
                 .map_err(|e| invalid(&name, format!("'sources' must be a list of strings: {e}")))?,
         };
+        let schedule = match table.remove("schedule") {
+            None => None,
+            Some(toml::Value::Table(t)) => Some(t),
+            Some(_) => return Err(invalid(&name, "'schedule' must be a table".into())),
+        };
         let mut variants = BTreeMap::new();
         if let Some(v) = table.remove("variants") {
             let toml::Value::Table(vt) = v else {
@@ -357,7 +365,7 @@ impl Model {
                 variants.insert(f, over);
             }
         }
-        let mut model = Model { name, description, sources, base: table, variants, resolved: BTreeMap::new() };
+        let mut model = Model { name, description, sources, schedule, base: table, variants, resolved: BTreeMap::new() };
         for f in Format::ALL {
             let arith = model.resolve(f).map_err(|m| invalid(&model.name, m))?;
             model.resolved.insert(f, arith);

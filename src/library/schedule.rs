@@ -1,0 +1,156 @@
+//! From a kernel configuration to the arithmetic around the instruction chain: where K is cut
+//! into slices, how the slices' partial sums are combined, where C enters and how D is rounded.
+//! The rules are data (a library model's `[schedule]` table), fitted to GPU recordings.
+
+use super::config::{KernelConfig, Reduction};
+use crate::format::Format;
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// A library model's `[schedule]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleRules {
+    /// A and B as the caller stores them (f32 for a TF32 GEMM).
+    pub inputs: Format,
+    /// What the tensor cores read: `inputs` converted by `input_conversion` (tf32 for TF32).
+    #[serde(default)]
+    pub chain_inputs: Option<Format>,
+    #[serde(default)]
+    pub input_conversion: InputConversion,
+    /// Format of the partial sums, the reduction and the epilogue (f32, or f64 for DGEMM).
+    pub compute: Format,
+    /// Format of C and D.
+    pub output: Format,
+    /// How each algorithm family cuts K into split-K slices.
+    #[serde(default)]
+    pub slices: Vec<SliceRule>,
+}
+
+/// How f32 inputs become the tensor cores' narrower format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputConversion {
+    /// The low bits are ignored (the tensor cores read the container as it is).
+    #[default]
+    Truncate,
+    /// Round to nearest, ties away from zero (`cvt.rna.tf32.f32`).
+    Rna,
+    /// Round to nearest, ties to even.
+    Rne,
+}
+
+/// For the algorithms listed: slice length = ceil(K / splits) rounded up to `multiple`, or to
+/// `unaligned_multiple` when K itself is not a multiple of `multiple`. Slice s covers
+/// `s·len .. min((s+1)·len, K)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SliceRule {
+    pub algos: Vec<u32>,
+    pub multiple: usize,
+    #[serde(default)]
+    pub unaligned_multiple: Option<usize>,
+}
+
+/// The schedule of one GEMM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// K ranges each accumulated from zero by one chain of the instruction.
+    pub slices: Vec<Range<usize>>,
+    pub reduction: Reduction,
+}
+
+/// Why a configuration has no schedule in the model.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PlanError {
+    #[error("the kernel decides its split at run time (numSplitsK = -1): not modelled yet ({0})")]
+    RuntimeSplit(String),
+    #[error("no slice rule for algorithm {algo} in this model ({config})")]
+    NoSliceRule { algo: u32, config: String },
+    #[error("reduction scheme {0:?} is not modelled yet")]
+    Reduction(Reduction),
+}
+
+impl ScheduleRules {
+    pub fn from_table(t: &toml::Table) -> Result<ScheduleRules, String> {
+        toml::Value::Table(t.clone()).try_into().map_err(|e| format!("[schedule]: {e}"))
+    }
+
+    /// The format the instruction chain reads.
+    pub fn chain_format(&self) -> Format {
+        self.chain_inputs.unwrap_or(self.inputs)
+    }
+
+    /// The plan for a GEMM with reduction dimension `k` run with `config`.
+    pub fn plan(&self, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
+        match config.split_k {
+            1 => return Ok(Plan { slices: vec![0..k], reduction: Reduction::None }),
+            -1 => return Err(PlanError::RuntimeSplit(config.to_string())),
+            _ => {}
+        }
+        if !matches!(config.reduction, Reduction::ComputeType | Reduction::OutputType) {
+            return Err(PlanError::Reduction(config.reduction));
+        }
+        let rule = self
+            .slices
+            .iter()
+            .find(|r| r.algos.contains(&config.algo))
+            .ok_or_else(|| PlanError::NoSliceRule { algo: config.algo, config: config.to_string() })?;
+        let multiple = match rule.unaligned_multiple {
+            Some(u) if k % rule.multiple != 0 => u,
+            _ => rule.multiple,
+        };
+        let len = k.div_ceil(config.split_k as usize).div_ceil(multiple) * multiple;
+        let slices = (0..k).step_by(len.max(1)).map(|s| s..(s + len).min(k)).collect();
+        Ok(Plan { slices, reduction: config.reduction })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules() -> ScheduleRules {
+        let t: toml::Table = r#"
+            inputs = "f16"
+            compute = "f32"
+            output = "f32"
+            [[slices]]
+            algos = [66]
+            multiple = 64
+            [[slices]]
+            algos = [21, 23]
+            multiple = 32
+            unaligned_multiple = 8
+        "#
+        .parse()
+        .unwrap();
+        ScheduleRules::from_table(&t).unwrap()
+    }
+
+    fn config(algo: u32, split: i32) -> KernelConfig {
+        KernelConfig::from_log(&format!("algoId={algo} reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK={split}")).unwrap()
+    }
+
+    /// Slice starts measured on the H100 with chain profiles (scripts/torch-probe.py).
+    #[test]
+    fn slices_match_the_measured_profiles() {
+        let r = rules();
+        let starts = |k, c: &KernelConfig| r.plan(k, c).unwrap().slices.iter().map(|s| s.start).collect::<Vec<_>>();
+        assert_eq!(starts(4096, &config(66, 3)), vec![0, 1408, 2816]);
+        assert_eq!(starts(16384, &config(66, 12))[1], 1408);
+        assert_eq!(starts(16384, &config(66, 12)).len(), 12);
+        assert_eq!(starts(3000, &config(66, 2)), vec![0, 1536]);
+        assert_eq!(starts(5000, &config(23, 33))[1], 152);
+        assert_eq!(starts(5000, &config(23, 33)).len(), 33);
+        assert_eq!(starts(2048, &config(21, 24))[1], 96);
+        assert_eq!(r.plan(1024, &config(66, 1)).unwrap().slices, vec![0..1024]);
+    }
+
+    #[test]
+    fn says_what_it_does_not_model() {
+        let r = rules();
+        assert!(matches!(r.plan(4096, &config(43, -1)), Err(PlanError::RuntimeSplit(_))));
+        assert!(matches!(r.plan(4096, &config(20, 4)), Err(PlanError::NoSliceRule { algo: 20, .. })));
+    }
+}
