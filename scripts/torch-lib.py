@@ -2,14 +2,16 @@
 """Runs on the GPU machine (python3 with PyTorch): library GEMMs as PyTorch runs them.
 
     python3 scripts/torch-lib.py configs OUT.jsonl [PATH ...]   kernel configuration per shape
-    python3 scripts/torch-lib.py record OUTDIR SEED [PATH ...]    GEMMs of generated matrices
+    python3 scripts/torch-lib.py record OUT.jsonl.gz SEED PER_FAMILY FRESH [PATH ...]
 
 `configs` runs torch.mm at a grid of shapes in a child process with cuBLASLt's log on and reads
 the algorithm cuBLASLt ran for each call (tile, stages, split-K, reduction scheme, ...).
 `record` runs GEMMs on matrices made by the shared generator (mmafuzz's `libgen`: element i of
-operand X of seed s is a function of (s, X, i), so a GEMM is stored by reference) and writes,
-per GEMM, D's bits (all of them for small D, a fixed sample of elements otherwise) with the
-configuration that produced them.
+operand X of seed s is a function of (s, X, i), so a GEMM is stored by reference): per path,
+PER_FAMILY shapes of each kernel family of the learned table and FRESH shapes off the grid,
+each with beta 0 and 1, under cuBLASLt's trace; each record line carries the configuration the
+log names for that call and D's bits (all for small D, 1,024 sampled elements otherwise), in
+the format of `mmafuzz library replay`.
 """
 import json, os, re, subprocess, sys, time
 import numpy as np
@@ -37,7 +39,8 @@ def splitmix64(x):
 
 
 # format -> (storage bits, mantissa bits, exponent bias)
-FMT = {"float16": (16, 10, 15), "bfloat16": (16, 7, 127), "float32": (32, 23, 127), "float64": (64, 52, 1023)}
+FMT = {"float16": (16, 10, 15), "bfloat16": (16, 7, 127), "float32": (32, 23, 127), "float64": (64, 52, 1023),
+       "float8_e4m3fn": (8, 3, 7), "float8_e5m2": (8, 2, 15)}
 
 
 def gen_bits(fmt, seed, operand, count):
@@ -51,11 +54,11 @@ def gen_bits(fmt, seed, operand, count):
     e = (r >> np.uint64(56)) & np.uint64(7)
     field = np.uint64(bias - 4) + e
     bits = (sign << np.uint64(width - 1)) | (field << np.uint64(mant)) | (r & np.uint64((1 << mant) - 1))
-    return bits.astype({16: np.uint16, 32: np.uint32, 64: np.uint64}[width])
+    return bits.astype({8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[width])
 
 
 def tensor(torch, fmt, bits, shape):
-    t = torch.from_numpy(bits.view({16: np.int16, 32: np.int32, 64: np.int64}[bits.dtype.itemsize * 8]).copy())
+    t = torch.from_numpy(bits.view({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[bits.dtype.itemsize * 8]).copy())
     return t.view(getattr(torch, fmt)).reshape(shape).cuda()
 
 
@@ -66,7 +69,7 @@ def to_bits(torch, d):
 
 
 # ---- the cuBLASLt log -------------------------------------------------------------------------
-TRACE = re.compile(r"\[Trace\]\[cublasLt(\w*)Matmul\].*?Adesc=\[type=(\w+) rows=(\d+) cols=(\d+).*?Bdesc=\[type=(\w+) rows=(\d+) cols=(\d+).*?Ddesc=\[type=(\w+) rows=(\d+) cols=(\d+).*?computeDesc=\[([^\]]*)\] algo=\[([^\]]*)\].*?workSpaceSizeInBytes=(\d+) beta=(\d+)")
+TRACE = re.compile(r"\[Trace\]\[cublasLt(\w*)Matmul\].*?Adesc=\[type=(\w+) rows=(\d+) cols=(\d+).*?Bdesc=\[type=(\w+) rows=(\d+) cols=(\d+).*?Ddesc=\[type=(\w+) rows=(\d+) cols=(\d+).*?computeDesc=\[([^\]]*)\] algo=\[([^\]]*)\].*?workSpaceSizeInBytes=(\d+) beta=(\S+)")
 
 
 def parse_log(path):
@@ -78,7 +81,7 @@ def parse_log(path):
         algo = dict(kv.split("=", 1) for kv in mt.group(12).split())
         out.append({"fn": mt.group(1), "a": [mt.group(2), int(mt.group(3)), int(mt.group(4))],
                     "d": [mt.group(8), int(mt.group(9)), int(mt.group(10))], "compute": mt.group(11),
-                    "algo": algo, "workspace": int(mt.group(13)), "beta": int(mt.group(14))})
+                    "algo": algo, "workspace": int(mt.group(13)), "beta": mt.group(14)})
     return out
 
 
@@ -139,48 +142,176 @@ def configs(out, paths):
     os.remove(shape_file)
 
 
-def record_shapes():
-    s = [(128, 128, 64), (128, 128, 1024), (128, 128, 1040), (128, 128, 2048), (128, 128, 3000), (128, 128, 4096),
-         (128, 128, 8192), (64, 64, 4096), (16, 16, 16384), (32, 32, 64), (256, 256, 4096), (100, 100, 5000),
-         (17, 33, 2049), (1, 128, 4096), (128, 1, 4096), (8, 8, 1024), (64, 96, 777), (48, 80, 6144), (31, 31, 31),
-         (1, 1, 8192), (7, 9, 12288), (192, 64, 2500), (96, 128, 1536), (64, 64, 32768), (16, 64, 100),
-         (1024, 1024, 1024), (512, 512, 4096), (1000, 1000, 1000), (4096, 64, 8192), (2048, 2048, 2048)]
-    return s
+
+def table_shapes(path, per_family, rng):
+    """Shapes of a path's learned table, up to `per_family` of each kernel family
+    (algorithm, split or not, reduction scheme), cheapest first among a random draw."""
+    import gzip
+    name = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "sm90", "cublas", f"{path}.configs.tsv.gz")
+    if not os.path.exists(name):
+        return []
+    cfg, fam = {}, {}
+    for line in gzip.open(name, "rt"):
+        f = line.rstrip("\n").split("\t")
+        if f[0].startswith("#"):
+            continue
+        if f[0] == "cfg":
+            algo = dict(kv.split("=", 1) for kv in f[2].split())
+            cfg[f[1]] = (algo["algoId"], algo.get("numSplitsK", "1") != "1", algo.get("reductionScheme", ""))
+            continue
+        m, n, k = int(f[0]), int(f[1]), int(f[2])
+        if m * n * k <= 2 ** 31:
+            fam.setdefault(cfg[f[4]], []).append((m, n, k))
+    out = []
+    for key in sorted(fam):
+        shapes = fam[key]
+        pick = rng.choice(len(shapes), min(per_family, len(shapes)), replace=False)
+        out += [shapes[i] for i in sorted(pick)]
+    return out
 
 
-def record(outdir, seed, paths):
+def fresh_shapes(rng, count):
+    """Shapes off the learned grid: odd, prime and power-of-two-plus-minus-one sizes."""
+    pool = [1, 2, 3, 5, 7, 13, 24, 33, 63, 65, 96, 127, 129, 200, 255, 257, 300, 511, 513, 640, 1023, 1025]
+    kpool = [7, 9, 40, 63, 65, 120, 255, 257, 640, 1023, 1025, 1500, 2047, 2049, 2500, 3333, 4095, 4099, 6000, 8191, 10007, 16385]
+    return [(int(rng.choice(pool)), int(rng.choice(pool)), int(rng.choice(kpool))) for _ in range(count)]
+
+
+CHILD_RECORD = r"""
+import sys, json, importlib.util, numpy as np, torch
+spec = importlib.util.spec_from_file_location("torchlib", sys.argv[2])
+lib = importlib.util.module_from_spec(spec); spec.loader.exec_module(lib)
+PATHS, gen_bits, tensor, to_bits = lib.PATHS, lib.gen_bits, lib.tensor, lib.to_bits
+jobs = json.load(open(sys.argv[3]))
+arrays = {}
+for ji, j in enumerate(jobs):
+    adt, ddt, tf32 = PATHS[j["path"]] if j["path"] in PATHS else (None, None, False)
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    m, n, k, s = j["m"], j["n"], j["k"], j["seed"]
+    kind = j.get("kind", "mm")
+    if kind == "scaled_mm":
+        f8 = getattr(torch, j["fp8"])
+        a = tensor(torch, "uint8", gen_bits(j["fp8"], s, 0, m * k), (m, k)).view(f8)
+        b = tensor(torch, "uint8", gen_bits(j.get("fp8_b", j["fp8"]), s, 1, k * n), (n, k)).view(getattr(torch, j.get("fp8_b", j["fp8"]))).t()
+        one = torch.tensor(1.0, device="cuda")
+        d = torch._scaled_mm(a, b, one, one, out_dtype=getattr(torch, j["out"]), use_fast_accum=j["fast"])
+    else:
+        a = tensor(torch, adt, gen_bits(adt, s, 0, m * k), (m, k))
+        if kind == "linear":
+            w = tensor(torch, adt, gen_bits(adt, s, 1, k * n), (n, k))
+            bias = tensor(torch, ddt, gen_bits(ddt, s, 2, n), (n,))
+            d = torch.nn.functional.linear(a, w, bias)
+        elif j["beta"]:
+            b = tensor(torch, adt, gen_bits(adt, s, 1, k * n), (k, n))
+            c = tensor(torch, ddt, gen_bits(ddt, s, 2, m * n), (m, n))
+            d = torch.addmm(c, a, b) if adt == ddt else torch.addmm(c, a, b, out_dtype=getattr(torch, ddt))
+        else:
+            b = tensor(torch, adt, gen_bits(adt, s, 1, k * n), (k, n))
+            d = torch.mm(a, b) if adt == ddt else torch.mm(a, b, out_dtype=getattr(torch, ddt))
+    torch.cuda.synchronize()
+    print("DONE", ji, flush=True)
+    bits = to_bits(torch, d).reshape(-1)
+    arrays[f"j{ji}"] = bits[np.array(j["idx"], dtype=np.int64)] if j.get("idx") is not None else bits
+np.savez(sys.argv[4], **arrays)
+"""
+
+
+def run_jobs(jobs, outdir, tag):
+    """Run GEMM jobs in a child with cuBLASLt's trace on; each job gets the logged configuration
+    of its call (matched by order and shape) and its D bits."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    jf, nf, log = (os.path.join(outdir, f"{tag}.{x}") for x in ("jobs.json", "npz", "log"))
+    with open(jf, "w") as f:
+        json.dump(jobs, f)
+    env = dict(os.environ, CUBLASLT_LOG_LEVEL="5", CUBLASLT_LOG_FILE=log)
+    r = subprocess.run([sys.executable, "-c", CHILD_RECORD, here, os.path.abspath(__file__), jf, nf], env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"child failed: {r.stderr[-3000:]}")
+    # Split the log by call: trace lines between consecutive calls belong to the earlier one.
+    lines = parse_log(log)
+    d = np.load(nf)
+    for x in (jf, nf, log):
+        os.remove(x)
+    if len(lines) != len(jobs):
+        print(f"{tag}: {len(lines)} traced matmuls for {len(jobs)} calls: configurations not attached", flush=True)
+        lines = [None] * len(jobs)
+    return [(j, line, d[f"j{i}"]) for i, (j, line) in enumerate(zip(jobs, lines))]
+
+
+def record(out, seed, per_family, fresh, paths):
     import torch
-    os.makedirs(outdir, exist_ok=True)
-    env_info = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
     rng = np.random.default_rng(seed)
-    meta = []
-    for path in paths:
-        adt, ddt, tf32 = PATHS[path]
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        arrays = {}
-        for gi, (m, n, k) in enumerate(record_shapes()):
-            gseed = seed * 1000 + gi
-            for beta in (0, 1):
-                a = tensor(torch, adt, gen_bits(adt, gseed, 0, m * k), (m, k))
-                b = tensor(torch, adt, gen_bits(adt, gseed, 1, k * n), (k, n))
-                if beta:
-                    c = tensor(torch, ddt, gen_bits(ddt, gseed, 2, m * n), (m, n))
-                    d = torch.addmm(c, a, b) if adt == ddt else torch.addmm(c, a, b, out_dtype=getattr(torch, ddt))
-                else:
-                    d = torch.mm(a, b) if adt == ddt else torch.mm(a, b, out_dtype=getattr(torch, ddt))
-                bits = to_bits(torch, d).reshape(-1)
-                if m * n <= 16384:
-                    which = np.arange(m * n)
-                else:
-                    which = np.sort(rng.choice(m * n, 2048, replace=False))
-                name = f"g{gi}b{beta}"
-                arrays[name + "_idx"] = which.astype(np.uint32)
-                arrays[name + "_d"] = bits[which]
-                meta.append({"path": path, "name": name, "seed": gseed, "m": m, "n": n, "k": k, "beta": beta})
-        np.savez_compressed(os.path.join(outdir, f"{path}.npz"), **arrays)
-        print(f"{path}: {len(record_shapes()) * 2} GEMMs", flush=True)
-    with open(os.path.join(outdir, "record.json"), "w") as f:
-        json.dump({"info": env_info, "gemms": meta}, f)
+    info = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
+    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    hexw = {1: 2, 2: 4, 4: 8, 8: 16}
+    n_out = 0
+    with gzip_open(out) as f:
+        for path in paths:
+            t = time.time()
+            jobs = []
+            shapes = table_shapes(path, per_family, rng) + fresh_shapes(rng, fresh)
+            for gi, (m, n, k) in enumerate(shapes):
+                idx = lambda: None if m * n <= 4096 else sorted(rng.choice(m * n, 1024, replace=False).tolist())
+                for beta in (0, 1):
+                    jobs.append({"path": path, "seed": seed * 100000 + len(jobs), "m": m, "n": n, "k": k, "beta": beta, "idx": idx()})
+                if PATHS[path][0] == PATHS[path][1] and PATHS[path][0] in ("float16", "bfloat16") and gi % 2 == 0:
+                    jobs.append({"path": path, "seed": seed * 100000 + len(jobs), "m": m, "n": n, "k": k, "beta": 0, "idx": idx(),
+                                 "kind": "linear", "bias": 1, "layout": "bt"})
+            ok = 0
+            for j, line, bits in run_jobs(jobs, os.path.dirname(os.path.abspath(out)), "rec"):
+                rec = {"path": path, "gpu": info["gpu"], "driver": drv, "torch": info["torch"], "cublas": "13.1.0",
+                       "seed": j["seed"], "m": j["m"], "n": j["n"], "k": j["k"], "beta": j["beta"]}
+                if line is not None:
+                    ok += line["d"][1] == j["n"] and line["d"][2] == j["m"]
+                    rec["config"] = " ".join(f"{a}={b}" for a, b in line["algo"].items())
+                for key in ("bias", "layout"):
+                    if key in j:
+                        rec[key] = j[key]
+                if j["idx"] is not None:
+                    rec["idx"] = j["idx"]
+                rec["d"] = [format(int(x), f"0{hexw[bits.dtype.itemsize]}x") for x in bits]
+                f.write(json.dumps(rec) + "\n")
+                n_out += 1
+            print(f"{path}: {len(jobs)} GEMMs ({ok} with a matching logged configuration) in {time.time()-t:.1f}s", flush=True)
+        for path, fa, fb, fast in SCALED:
+            t = time.time()
+            jobs = []
+            for (m, n, k) in scaled_shapes(rng, per_family + fresh):
+                idx = None if m * n <= 4096 else sorted(rng.choice(m * n, 1024, replace=False).tolist())
+                jobs.append({"path": path, "seed": seed * 100000 + len(jobs), "m": m, "n": n, "k": k, "beta": 0, "idx": idx,
+                             "kind": "scaled_mm", "fp8": fa, "fp8_b": fb, "out": "float32", "fast": fast, "layout": "bt"})
+            ok = 0
+            for j, line, bits in run_jobs(jobs, os.path.dirname(os.path.abspath(out)), "rec"):
+                rec = {"path": path, "gpu": info["gpu"], "driver": drv, "torch": info["torch"], "cublas": "13.1.0",
+                       "seed": j["seed"], "m": j["m"], "n": j["n"], "k": j["k"], "beta": 0, "layout": "bt"}
+                if line is not None:
+                    ok += 1
+                    rec["config"] = " ".join(f"{a}={b}" for a, b in line["algo"].items())
+                if j["idx"] is not None:
+                    rec["idx"] = j["idx"]
+                rec["d"] = [format(int(x), "08x") for x in bits]
+                f.write(json.dumps(rec) + "\n")
+                n_out += 1
+            print(f"{path}: {len(jobs)} GEMMs ({ok} with a logged configuration) in {time.time()-t:.1f}s", flush=True)
+    print(f"{n_out} records in {out}")
+
+
+SCALED = [("cublaslt.matmul.f32.e4m3.e4m3.f32", "float8_e4m3fn", "float8_e4m3fn", False),
+          ("cublaslt.matmul.f32.e4m3.e4m3.f32.fast_accum", "float8_e4m3fn", "float8_e4m3fn", True),
+          ("cublaslt.matmul.f32.e4m3.e5m2.f32", "float8_e4m3fn", "float8_e5m2", False),
+          ("cublaslt.matmul.f32.e5m2.e4m3.f32", "float8_e5m2", "float8_e4m3fn", False)]
+
+
+def scaled_shapes(rng, count):
+    """_scaled_mm needs every dimension a multiple of 16."""
+    dims = [16, 32, 48, 64, 96, 128, 256, 512, 1024]
+    ks = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
+    return [(int(rng.choice(dims)), int(rng.choice(dims)), int(rng.choice(ks))) for _ in range(count)]
+
+
+def gzip_open(path):
+    import gzip
+    return gzip.open(path, "wt")
 
 
 if __name__ == "__main__":
@@ -188,6 +319,7 @@ if __name__ == "__main__":
     if mode == "configs":
         configs(sys.argv[2], sys.argv[3:] or list(PATHS))
     elif mode == "record":
-        record(sys.argv[2], int(sys.argv[3]), sys.argv[4:] or list(PATHS))
+        # record OUT.jsonl.gz SEED PER_FAMILY FRESH [PATH ...]
+        record(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:] or list(PATHS))
     else:
         raise SystemExit(__doc__)

@@ -8,7 +8,8 @@ it survives until the partial sums are reduced. The profile therefore shows wher
 slices start and how the partial sums are combined. Each element of D probes a different p
 (p -> row p % m, column (p // m) % n), so one GEMM probes up to m*n positions.
 
-    python3 scripts/torch-probe.py OUT.json [--log]     (--log: also cuBLASLt/cuBLAS logs)
+    python3 scripts/torch-probe.py OUT.json [--log] [--only PATH:MxNxK,...]
+        --log: also cuBLASLt/cuBLAS logs of a few calls; --only: just these profiles
 """
 import json, os, subprocess, sys, time
 import torch
@@ -52,6 +53,40 @@ def profile(path, m, n, k):
         d = mm(a.to(dt), b.to(dt), odt).to(torch.float64)
         out.extend(d[rows, cols].tolist())
     return out
+
+
+def partition(path, m, n, k, qs):
+    """Which k share a chain with q: element (i, j) has s = 1 at k = 0, X at k = q_i (one q per
+    row) and -X at its own p. X and -X cancel exactly only inside one chain; anywhere else the
+    reduction (or an earlier rounding) absorbs s. Result 1: p is in q_i's chain."""
+    dt, odt, tf32, _ = PATHS[path]
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    hi, lo = (2.0 ** 27, 2.0 ** 27) if dt == torch.float64 else (2.0 ** 13, 2.0 ** 12)
+    rows = {}
+    for i, q in enumerate(qs[:m]):
+        rows[i] = q
+    out = {q: [] for q in rows.values()}
+    per = n  # one row per q; each column j of row i probes one p
+    positions = [p for p in range(1, k) if p not in out]
+    for g in range(0, len(positions), per):
+        ps = positions[g:g + per]
+        a = torch.zeros(m, k, dtype=torch.float64, device=DEV)
+        b = torch.zeros(k, n, dtype=torch.float64, device=DEV)
+        a[:, 0], b[0, :] = 1.0, 1.0
+        for i, q in rows.items():
+            a[i, q] = hi
+        for j, p in enumerate(ps):
+            b[p, j] = -lo
+        for i, q in rows.items():
+            b[q, :] = lo
+        # element (i, j): 1·1 + hi·lo at q_i + a[i, p_j]·(-lo); a[i, p_j] must be hi for every
+        # row: set the whole column p_j of A to hi except where p_j is another row's q.
+        for j, p in enumerate(ps):
+            a[:, p] = hi
+        d = mm(a.to(dt), b.to(dt), odt).to(torch.float64)
+        for i, q in rows.items():
+            out[q].extend(d[i, :len(ps)].tolist())
+    return {str(q): rle([1.0 if v == 1.0 else 0.0 for v in vals]) for q, vals in out.items()}
 
 
 def rle(xs):
@@ -113,12 +148,26 @@ def main():
     }
     result = {"info": info, "profiles": []}
     t0 = time.time()
-    for path in PATHS:
-        for (m, n, k) in SHAPES:
+    todo = [(p, s) for p in PATHS for s in SHAPES]
+    if "--only" in sys.argv:
+        spec = sys.argv[sys.argv.index("--only") + 1]
+        todo = [(p, tuple(int(x) for x in s.split("x"))) for p, s in (item.split(":") for item in spec.split(","))]
+    for path, (m, n, k) in todo:
+        if True:
             t = time.time()
             prof = profile(path, m, n, k)
             result["profiles"].append({"path": path, "m": m, "n": n, "k": k, "rle": rle(prof)})
             print(f"{path} {m}x{n}x{k}: {len(rle(prof))} runs {time.time()-t:.2f}s", flush=True)
+    if "--partition" in sys.argv:
+        spec = sys.argv[sys.argv.index("--partition") + 1]
+        result["partitions"] = []
+        for item in spec.split(","):
+            path, shape = item.split(":")
+            m, n, k = (int(x) for x in shape.split("x"))
+            qs = sorted(set(int(k * f) for f in (0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95)) - {0})
+            t = time.time()
+            result["partitions"].append({"path": path, "m": m, "n": n, "k": k, "chains": partition(path, m, n, k, qs)})
+            print(f"partition {path} {m}x{n}x{k}: {time.time()-t:.2f}s", flush=True)
     result["seconds"] = time.time() - t0
     with open(out, "w") as f:
         json.dump(result, f)

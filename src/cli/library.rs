@@ -36,6 +36,9 @@ pub enum LibraryCommand {
         /// Replay under this model instead of sm90:<path> of each record.
         #[arg(long)]
         model: Option<String>,
+        /// The configuration table to use with --model (a .configs.tsv[.gz] file).
+        #[arg(long, requires = "model")]
+        table: Option<PathBuf>,
         /// Print every record, not only the summary.
         #[arg(long, short)]
         verbose: bool,
@@ -46,7 +49,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         LibraryCommand::List => list(),
         LibraryCommand::Config { model, m, n, k, beta } => config(&model, m, n, k, beta),
-        LibraryCommand::Replay { records, model, verbose } => replay(&records, model.as_deref(), verbose),
+        LibraryCommand::Replay { records, model, table, verbose } => replay(&records, model.as_deref(), table.as_deref(), verbose),
     }
 }
 
@@ -86,7 +89,7 @@ struct Tally {
     skipped: usize,
 }
 
-fn replay(files: &[PathBuf], model: Option<&str>, verbose: bool) -> anyhow::Result<ExitCode> {
+fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path>, verbose: bool) -> anyhow::Result<ExitCode> {
     let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
     let mut by_family: BTreeMap<(String, String), Tally> = BTreeMap::new();
     let mut bad = 0usize;
@@ -112,7 +115,7 @@ fn replay(files: &[PathBuf], model: Option<&str>, verbose: bool) -> anyhow::Resu
             };
             let name = model.map(str::to_string).unwrap_or_else(|| format!("sm90:{}", rec.path));
             if !models.contains_key(&name) {
-                models.insert(name.clone(), LibraryModel::load(&name, None)?);
+                models.insert(name.clone(), LibraryModel::load(&name, table)?);
             }
             let r = replay_record(&rec, &models[&name]).with_context(|| format!("{} line {}", file.display(), no + 1))?;
             let family = match (&r.config, &r.skipped) {

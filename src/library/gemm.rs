@@ -3,7 +3,7 @@
 //! partial sums are reduced in order in the compute format, C is added once, D is rounded.
 
 use super::config::{KernelConfig, Reduction};
-use super::schedule::{InputConversion, Plan, PlanError};
+use super::schedule::{CAdd, InputConversion, Plan, PlanError};
 use super::LibraryModel;
 use crate::case::MmaCase;
 use crate::format::{Format, Rounding};
@@ -19,6 +19,9 @@ pub struct Gemm {
     pub a: Vec<u64>,
     pub b: Vec<u64>,
     pub c: Option<Vec<u64>>,
+    /// A row of n elements added to every row of D by the epilogue (cuBLASLt's
+    /// EPILOGUE_BIAS, what F.linear uses); exclusive with `c`.
+    pub bias: Option<Vec<u64>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -36,12 +39,14 @@ pub enum GemmError {
 /// A library model ready to emulate GEMMs.
 pub struct LibraryEmulator<'a> {
     model: &'a LibraryModel,
-    emulator: Emulator,
+    /// The model's own chain, then one per `[[schedule.chains]]` rule.
+    emulators: Vec<Emulator>,
 }
 
 impl<'a> LibraryEmulator<'a> {
     pub fn new(model: &'a LibraryModel) -> Self {
-        LibraryEmulator { model, emulator: Emulator::new(model.chain.clone()) }
+        let emulators = std::iter::once(model.chain.clone()).chain(model.variants.iter().cloned()).map(Emulator::new).collect();
+        LibraryEmulator { model, emulators }
     }
 
     /// The configuration the library runs for this GEMM's shape, from the learned table.
@@ -63,7 +68,7 @@ impl<'a> LibraryEmulator<'a> {
         if m == 0 || n == 0 || k == 0 {
             return Err(GemmError::Shape(format!("{m}x{n}x{k} has a zero dimension")));
         }
-        if g.a.len() != m * k || g.b.len() != k * n || g.c.as_ref().is_some_and(|c| c.len() != m * n) {
+        if g.a.len() != m * k || g.b.len() != k * n || g.c.as_ref().is_some_and(|c| c.len() != m * n) || g.bias.as_ref().is_some_and(|b| b.len() != n) {
             return Err(GemmError::Shape(format!("operands do not fit {m}x{n}x{k}")));
         }
         Ok(())
@@ -72,16 +77,17 @@ impl<'a> LibraryEmulator<'a> {
     /// Element (i, j) of D under `plan`.
     pub fn element(&self, g: &Gemm, plan: &Plan, i: usize, j: usize) -> Result<u64, GemmError> {
         let r = &self.model.rules;
-        let (chain_fmt, compute, output) = (r.chain_format(), r.compute, r.output);
+        let (compute, output) = (r.compute, r.output);
         let mut acc: Option<f64> = None;
         for slice in &plan.slices {
-            let len = slice.len();
-            let mut case = MmaCase::zeros(chain_fmt, compute, 1, 1, len);
-            for (t, kk) in slice.clone().enumerate() {
-                case.a[t] = self.convert(g.a[i * g.k + kk]);
-                case.b[t] = self.convert(g.b[kk * g.n + j]);
+            // One chain per slice, or per promotion stretch of it.
+            let stretch = r.promote_every.unwrap_or(slice.len()).max(1);
+            let mut partial: Option<f64> = None;
+            for start in (slice.start..slice.end).step_by(stretch) {
+                let part = self.chain(g, plan, i, j, start..(start + stretch).min(slice.end))?;
+                partial = Some(partial.map_or(part, |p| add(compute, p, part)));
             }
-            let partial = compute.to_f64(self.emulator.run_element(&case, 0, 0)?);
+            let partial = partial.unwrap_or(0.0);
             let partial = match plan.reduction {
                 Reduction::OutputType => output.to_f64(round_to(output, partial)),
                 _ => partial,
@@ -91,11 +97,39 @@ impl<'a> LibraryEmulator<'a> {
                 Some(sum) => add(compute, sum, partial),
             });
         }
-        let mut d = acc.unwrap_or(0.0);
-        if let Some(c) = &g.c {
-            d = add(compute, d, output.to_f64(c[i * g.n + j]));
+        let d = acc.unwrap_or(0.0);
+        let (addend, c_add) = match (&g.c, &g.bias) {
+            (Some(c), _) if plan.slices.len() == 1 => (Some(output.to_f64(c[i * g.n + j])), r.c_add),
+            (Some(c), _) => (Some(output.to_f64(c[i * g.n + j])), CAdd::Compute),
+            (None, Some(bias)) => (Some(output.to_f64(bias[j])), CAdd::Compute),
+            (None, None) => (None, CAdd::Compute),
+        };
+        Ok(match (addend, c_add) {
+            (None, _) => round_to(output, d),
+            (Some(c), CAdd::Compute) => round_to(output, add(compute, d, c)),
+            // Both in D's format: their exact sum rounded once into it.
+            (Some(c), CAdd::Output) => round_to(output, output.to_f64(round_to(output, d)) + c),
+        })
+    }
+
+    /// One chain of the instruction from +0 over `range` of K, in the compute format.
+    fn chain(&self, g: &Gemm, plan: &Plan, i: usize, j: usize, range: std::ops::Range<usize>) -> Result<f64, GemmError> {
+        let r = &self.model.rules;
+        let len = range.len();
+        // A partial first k-tile is padded with zero products to a whole tile, so the
+        // instruction's blocks start after it, as in the kernel's k-loop.
+        let (head, pad) = match plan.residue_first {
+            Some(kt) if len % kt != 0 && len > kt => (len % kt, kt - len % kt),
+            _ => (len, 0),
+        };
+        let mut case = MmaCase::zeros(r.chain_format(), r.compute, 1, 1, len + pad);
+        case.b_fmt = r.chain_b_format();
+        for (t, kk) in range.enumerate() {
+            let at = if t < head { t } else { t + pad };
+            case.a[at] = self.convert(g.a[i * g.k + kk]);
+            case.b[at] = self.convert(g.b[kk * g.n + j]);
         }
-        Ok(round_to(output, d))
+        Ok(r.compute.to_f64(self.emulators[plan.chain].run_element(&case, 0, 0)?))
     }
 
     fn convert(&self, bits: u64) -> u64 {

@@ -35,6 +35,8 @@ const TABLES: &[(&str, &[u8])] = &[
 /// A library model: arithmetic, schedule rules and the learned configuration table.
 pub struct LibraryModel {
     pub chain: Model,
+    /// The chain under each `[[schedule.chains]]` rule, in order.
+    pub variants: Vec<Model>,
     pub rules: ScheduleRules,
     pub table: ConfigTable,
 }
@@ -59,6 +61,12 @@ impl LibraryModel {
         let chain = Model::load(name_or_path)?;
         let schedule = chain.schedule.clone().ok_or_else(|| LibraryError::NotLibrary(chain.name.clone()))?;
         let rules = ScheduleRules::from_table(&schedule).map_err(|message| LibraryError::Invalid { name: chain.name.clone(), message })?;
+        let variants = rules
+            .chains
+            .iter()
+            .enumerate()
+            .map(|(i, c)| chain.with_overrides(&format!("{} chain {}", chain.name, i + 1), &c.knobs))
+            .collect::<Result<Vec<_>, _>>()?;
         let table = match table {
             Some(p) => {
                 let bytes = std::fs::read(p).map_err(|e| LibraryError::Table { path: p.display().to_string(), message: e.to_string() })?;
@@ -69,7 +77,7 @@ impl LibraryModel {
                 None => ConfigTable::default(),
             },
         };
-        Ok(LibraryModel { chain, rules, table })
+        Ok(LibraryModel { chain, variants, rules, table })
     }
 
     /// Names of the embedded library models.

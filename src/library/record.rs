@@ -29,6 +29,14 @@ pub struct GemmRecord {
     pub n: usize,
     pub k: usize,
     pub beta: u8,
+    /// 1: D = A·B + bias, the bias a row of n elements in D's format (F.linear; generated as
+    /// operand C's first n elements).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bias: u8,
+    /// How B was stored: "bt" = as Bᵀ, n×k row-major (an nn.Linear weight, `_scaled_mm`'s
+    /// column-major B), so element (k, j) is generated at index j·k + k; absent = k×n row-major.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
     /// cuBLASLt's `algo=[...]` text for this call (absent where the log had none).
     #[serde(default)]
     pub config: Option<String>,
@@ -37,6 +45,10 @@ pub struct GemmRecord {
     pub idx: Option<Vec<u64>>,
     /// D's bits (hex) at those indices.
     pub d: Vec<String>,
+}
+
+fn is_zero(x: &u8) -> bool {
+    *x == 0
 }
 
 /// What went wrong with one record.
@@ -60,8 +72,11 @@ impl GemmRecord {
         if let Some(i) = r.idx.as_ref().and_then(|idx| idx.iter().find(|&&i| i as usize >= r.m * r.n)) {
             return Err(RecordError::Field("idx", format!("index {i} is outside {}x{}", r.m, r.n)));
         }
-        if r.beta > 1 {
-            return Err(RecordError::Field("beta", format!("{} is not 0 or 1", r.beta)));
+        if r.beta > 1 || r.bias > 1 || (r.beta == 1 && r.bias == 1) {
+            return Err(RecordError::Field("beta", format!("beta {} with bias {}: one of them, 0 or 1", r.beta, r.bias)));
+        }
+        if !matches!(r.layout.as_deref(), None | Some("bt")) {
+            return Err(RecordError::Field("layout", format!("'{}' is not \"bt\"", r.layout.as_deref().unwrap_or(""))));
         }
         Ok(r)
     }
@@ -76,14 +91,22 @@ impl GemmRecord {
 
     /// The GEMM's operands, regenerated from the seed in the model's formats.
     pub fn operands(&self, model: &LibraryModel) -> Gemm {
-        let (inputs, output) = (model.rules.inputs, model.rules.output);
+        let r = &model.rules;
+        let (m, n, k) = (self.m, self.n, self.k);
+        let b = if self.layout.as_deref() == Some("bt") {
+            let bt = libgen::elements(r.b_inputs(), self.seed, Operand::B, k * n);
+            (0..k * n).map(|i| bt[(i % n) * k + i / n]).collect()
+        } else {
+            libgen::elements(r.b_inputs(), self.seed, Operand::B, k * n)
+        };
         Gemm {
-            m: self.m,
-            n: self.n,
-            k: self.k,
-            a: libgen::elements(inputs, self.seed, Operand::A, self.m * self.k),
-            b: libgen::elements(inputs, self.seed, Operand::B, self.k * self.n),
-            c: (self.beta == 1).then(|| libgen::elements(output, self.seed, Operand::C, self.m * self.n)),
+            m,
+            n,
+            k,
+            a: libgen::elements(r.inputs, self.seed, Operand::A, m * k),
+            b,
+            c: (self.beta == 1).then(|| libgen::elements(r.output, self.seed, Operand::C, m * n)),
+            bias: (self.bias == 1).then(|| libgen::elements(r.output, self.seed, Operand::C, n)),
         }
     }
 

@@ -13,6 +13,9 @@ use std::ops::Range;
 pub struct ScheduleRules {
     /// A and B as the caller stores them (f32 for a TF32 GEMM).
     pub inputs: Format,
+    /// B's format where it differs from A's (mixed FP8).
+    #[serde(default)]
+    pub b_inputs: Option<Format>,
     /// What the tensor cores read: `inputs` converted by `input_conversion` (tf32 for TF32).
     #[serde(default)]
     pub chain_inputs: Option<Format>,
@@ -22,9 +25,47 @@ pub struct ScheduleRules {
     pub compute: Format,
     /// Format of C and D.
     pub output: Format,
+    /// In which format a kernel without split-K adds C (β = 1): `compute` (the f32 sum plus C,
+    /// rounded once into D) or `output` (the sum rounded into D's format first, then added to C
+    /// in that format). A split-K reduction adds C in the compute format, and the bias
+    /// epilogue adds the bias in the compute format (recorded f16/bf16 GEMMs).
+    #[serde(default)]
+    pub c_add: CAdd,
+    /// Promote the tensor cores' partial sum into a separate f32 accumulator every this many
+    /// k (FP8 GEMMs without fast accumulation): each stretch is chained from +0 and added to
+    /// the accumulator by one rounded f32 addition. None: one chain per slice.
+    #[serde(default)]
+    pub promote_every: Option<usize>,
     /// How each algorithm family cuts K into split-K slices.
     #[serde(default)]
     pub slices: Vec<SliceRule>,
+    /// Kernels whose instruction differs from the model's own (the first rule that matches).
+    #[serde(default)]
+    pub chains: Vec<ChainRule>,
+}
+
+/// For the listed algorithms (and, where given, only configurations with or without a stage
+/// depth): the instruction chain is the model's arithmetic with these knobs replaced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainRule {
+    pub algos: Vec<u32>,
+    /// true: only configurations that name stages; false: only those that name none.
+    #[serde(default)]
+    pub with_stages: Option<bool>,
+    /// What the rule says, for reports.
+    #[serde(default)]
+    pub why: String,
+    /// Knobs replaced, as in a model file (`blocks = { width = 8 }`).
+    pub knobs: toml::Table,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CAdd {
+    #[default]
+    Compute,
+    Output,
 }
 
 /// How f32 inputs become the tensor cores' narrower format.
@@ -50,6 +91,13 @@ pub struct SliceRule {
     pub multiple: usize,
     #[serde(default)]
     pub unaligned_multiple: Option<usize>,
+    /// The kernel's k-loop takes the partial k-tile first (CUTLASS 2.x style): within a slice
+    /// of length L the first tile holds L mod kt elements, so the instruction's blocks start
+    /// after it. kt is the configuration's stage depth, or `k_tile` where it names none.
+    #[serde(default)]
+    pub residue_first: bool,
+    #[serde(default)]
+    pub k_tile: Option<usize>,
 }
 
 /// The schedule of one GEMM.
@@ -58,6 +106,10 @@ pub struct Plan {
     /// K ranges each accumulated from zero by one chain of the instruction.
     pub slices: Vec<Range<usize>>,
     pub reduction: Reduction,
+    /// Some(kt): each slice's k-loop takes its partial tile (length mod kt) first.
+    pub residue_first: Option<usize>,
+    /// Which chain arithmetic: 0 = the model's own, i = `chains[i - 1]`.
+    pub chain: usize,
 }
 
 /// Why a configuration has no schedule in the model.
@@ -76,6 +128,19 @@ impl ScheduleRules {
         toml::Value::Table(t.clone()).try_into().map_err(|e| format!("[schedule]: {e}"))
     }
 
+    /// B's stored format.
+    pub fn b_inputs(&self) -> Format {
+        self.b_inputs.unwrap_or(self.inputs)
+    }
+
+    /// The format the instruction chain reads for B.
+    pub fn chain_b_format(&self) -> Format {
+        match self.b_inputs {
+            Some(b) => b,
+            None => self.chain_format(),
+        }
+    }
+
     /// The format the instruction chain reads.
     pub fn chain_format(&self) -> Format {
         self.chain_inputs.unwrap_or(self.inputs)
@@ -83,26 +148,29 @@ impl ScheduleRules {
 
     /// The plan for a GEMM with reduction dimension `k` run with `config`.
     pub fn plan(&self, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
+        let chain = self
+            .chains
+            .iter()
+            .position(|c| c.algos.contains(&config.algo) && c.with_stages.is_none_or(|w| w == config.stages.is_some()))
+            .map_or(0, |i| i + 1);
+        let rule = self.slices.iter().find(|r| r.algos.contains(&config.algo));
+        let residue_first = rule.filter(|r| r.residue_first).and_then(|r| config.stage_k().or(r.k_tile));
         match config.split_k {
-            1 => return Ok(Plan { slices: vec![0..k], reduction: Reduction::None }),
+            1 => return Ok(Plan { slices: vec![0..k], reduction: Reduction::None, residue_first, chain }),
             -1 => return Err(PlanError::RuntimeSplit(config.to_string())),
             _ => {}
         }
         if !matches!(config.reduction, Reduction::ComputeType | Reduction::OutputType) {
             return Err(PlanError::Reduction(config.reduction));
         }
-        let rule = self
-            .slices
-            .iter()
-            .find(|r| r.algos.contains(&config.algo))
-            .ok_or_else(|| PlanError::NoSliceRule { algo: config.algo, config: config.to_string() })?;
+        let rule = rule.ok_or_else(|| PlanError::NoSliceRule { algo: config.algo, config: config.to_string() })?;
         let multiple = match rule.unaligned_multiple {
             Some(u) if k % rule.multiple != 0 => u,
             _ => rule.multiple,
         };
         let len = k.div_ceil(config.split_k as usize).div_ceil(multiple) * multiple;
         let slices = (0..k).step_by(len.max(1)).map(|s| s..(s + len).min(k)).collect();
-        Ok(Plan { slices, reduction: config.reduction })
+        Ok(Plan { slices, reduction: config.reduction, residue_first, chain })
     }
 }
 

@@ -12,6 +12,10 @@ const EMBEDDED: &[(&str, &str)] = &[
 
 /// Per-path models, named `ARCH:PATH` (files `models/<arch>/<path>.toml`).
 const EMBEDDED_ARCH: &[(&str, &str)] = &[
+    ("sm90:cublaslt.matmul.f32.e4m3.e4m3.f32", include_str!("../../models/sm90/cublaslt.matmul.f32.e4m3.e4m3.f32.toml")),
+    ("sm90:cublaslt.matmul.f32.e4m3.e4m3.f32.fast_accum", include_str!("../../models/sm90/cublaslt.matmul.f32.e4m3.e4m3.f32.fast_accum.toml")),
+    ("sm90:cublaslt.matmul.f32.e4m3.e5m2.f32", include_str!("../../models/sm90/cublaslt.matmul.f32.e4m3.e5m2.f32.toml")),
+    ("sm90:cublaslt.matmul.f32.e5m2.e4m3.f32", include_str!("../../models/sm90/cublaslt.matmul.f32.e5m2.e4m3.f32.toml")),
     ("sm90:cublas.gemm.bf16.bf16.bf16.bf16", include_str!("../../models/sm90/cublas.gemm.bf16.bf16.bf16.bf16.toml")),
     ("sm90:cublas.gemm.f16.f16.f16.f16", include_str!("../../models/sm90/cublas.gemm.f16.f16.f16.f16.toml")),
     ("sm90:cublas.gemm.f32.tf32.tf32.f32", include_str!("../../models/sm90/cublas.gemm.f32.tf32.tf32.f32.toml")),

@@ -385,6 +385,18 @@ impl Model {
         Ok(arith)
     }
 
+    /// This model with some knobs replaced (a TOML table merged into the top level, e.g.
+    /// `blocks = { width = 8 }`), named `name`.
+    pub fn with_overrides(&self, name: &str, over: &toml::Table) -> Result<Model, ModelError> {
+        let mut model = Model { name: name.to_string(), resolved: BTreeMap::new(), ..self.clone() };
+        merge(&mut model.base, over);
+        for f in Format::ALL {
+            let arith = model.resolve(f).map_err(|message| ModelError::Invalid { name: name.to_string(), message })?;
+            model.resolved.insert(f, arith);
+        }
+        Ok(model)
+    }
+
     /// The arithmetic for cases whose A operand has format `a_fmt`.
     pub fn arithmetic(&self, a_fmt: Format) -> &Arithmetic {
         &self.resolved[&a_fmt]
