@@ -78,56 +78,81 @@ impl<'a> LibraryEmulator<'a> {
     pub fn element(&self, g: &Gemm, plan: &Plan, i: usize, j: usize) -> Result<u64, GemmError> {
         let r = &self.model.rules;
         let (compute, output) = (r.compute, r.output);
-        let mut acc: Option<f64> = None;
+        let mut partials = Vec::with_capacity(plan.slices.len());
         for slice in &plan.slices {
             // One chain per slice, or per promotion stretch of it.
-            let stretch = r.promote_every.unwrap_or(slice.len()).max(1);
+            let ks: Vec<usize> = slice.iter().flat_map(|r| r.clone()).collect();
+            let stretch = r.promote_every.unwrap_or(ks.len()).max(1);
             let mut partial: Option<f64> = None;
-            for start in (slice.start..slice.end).step_by(stretch) {
-                let part = self.chain(g, plan, i, j, start..(start + stretch).min(slice.end))?;
+            for part_ks in ks.chunks(stretch) {
+                let part = self.chain(g, plan, i, j, part_ks)?;
                 partial = Some(partial.map_or(part, |p| add(compute, p, part)));
             }
-            let partial = partial.unwrap_or(0.0);
-            let partial = match plan.reduction {
-                Reduction::OutputType => output.to_f64(round_to(output, partial)),
-                _ => partial,
-            };
-            acc = Some(match acc {
-                None => partial,
-                Some(sum) => add(compute, sum, partial),
-            });
+            partials.push(partial.unwrap_or(0.0));
         }
-        let d = acc.unwrap_or(0.0);
-        let (addend, c_add) = match (&g.c, &g.bias) {
-            (Some(c), _) if plan.slices.len() == 1 => (Some(output.to_f64(c[i * g.n + j])), r.c_add),
-            (Some(c), _) => (Some(output.to_f64(c[i * g.n + j])), CAdd::Compute),
-            (None, Some(bias)) => (Some(output.to_f64(bias[j])), CAdd::Compute),
-            (None, None) => (None, CAdd::Compute),
-        };
-        Ok(match (addend, c_add) {
-            (None, _) => round_to(output, d),
-            (Some(c), CAdd::Compute) => round_to(output, add(compute, d, c)),
-            // Both in D's format: their exact sum rounded once into it.
-            (Some(c), CAdd::Output) => round_to(output, output.to_f64(round_to(output, d)) + c),
+        let c = g.c.as_ref().map(|c| output.to_f64(c[i * g.n + j]));
+        let bias = g.bias.as_ref().map(|b| output.to_f64(b[j]));
+        let round_out = |x: f64| output.to_f64(round_to(output, x));
+        Ok(match plan.reduction {
+            // Serial split-K in the output buffer: the first slice writes its epilogue result,
+            // each later one adds its partial sum to what D holds and writes it back rounded.
+            Reduction::Inplace => {
+                let mut d = round_to(output, self.epilogue(partials[0], c.or(bias), CAdd::Compute));
+                for &p in &partials[1..] {
+                    d = round_to(output, add(compute, output.to_f64(d), p));
+                }
+                d
+            }
+            reduction => {
+                let mut sum: Option<f64> = None;
+                let in_output = reduction == Reduction::OutputType && r.output_type_sum == CAdd::Output;
+                for p in partials {
+                    let p = if reduction == Reduction::OutputType { round_out(p) } else { p };
+                    sum = Some(sum.map_or(p, |s| if in_output { round_out(s + p) } else { add(compute, s, p) }));
+                }
+                let sum = sum.unwrap_or(0.0);
+                // A kernel without split-K adds C in its own epilogue (in D's format where the
+                // model says so); a split-K reduction and the bias epilogue add in f32.
+                let c_add = if plan.slices.len() == 1 && c.is_some() { plan.c_add } else { CAdd::Compute };
+                round_to(output, self.epilogue(sum, c.or(bias), c_add))
+            }
         })
     }
 
-    /// One chain of the instruction from +0 over `range` of K, in the compute format.
-    fn chain(&self, g: &Gemm, plan: &Plan, i: usize, j: usize, range: std::ops::Range<usize>) -> Result<f64, GemmError> {
+    /// The sum plus C (or the bias), before the final rounding into D: exact in the compute
+    /// format where `c_add` is `Compute`, the two D-format values' exact sum otherwise.
+    fn epilogue(&self, sum: f64, addend: Option<f64>, c_add: CAdd) -> f64 {
         let r = &self.model.rules;
-        let len = range.len();
+        match (addend, c_add) {
+            (None, _) => sum,
+            (Some(c), CAdd::Compute) => add(r.compute, sum, c),
+            (Some(c), CAdd::Output) => r.output.to_f64(round_to(r.output, sum)) + c,
+        }
+    }
+
+    /// One chain of the instruction from +0 over these k, in order, in the compute format.
+    fn chain(&self, g: &Gemm, plan: &Plan, i: usize, j: usize, ks: &[usize]) -> Result<f64, GemmError> {
+        let r = &self.model.rules;
+        let len = ks.len();
         // A partial first k-tile is padded with zero products to a whole tile, so the
         // instruction's blocks start after it, as in the kernel's k-loop.
         let (head, pad) = match plan.residue_first {
             Some(kt) if len % kt != 0 && len > kt => (len % kt, kt - len % kt),
             _ => (len, 0),
         };
-        let mut case = MmaCase::zeros(r.chain_format(), r.compute, 1, 1, len + pad);
-        case.b_fmt = r.chain_b_format();
-        for (t, kk) in range.enumerate() {
+        // A chain rule may read the stored inputs as they are (SIMT kernels on the TF32 path).
+        let direct = plan.chain.checked_sub(1).and_then(|c| r.chains[c].chain_inputs);
+        let (a_fmt, b_fmt) = match direct {
+            Some(f) => (f, f),
+            None => (r.chain_format(), r.chain_b_format()),
+        };
+        let mut case = MmaCase::zeros(a_fmt, r.compute, 1, 1, len + pad);
+        case.b_fmt = b_fmt;
+        let convert = |bits: u64| if direct.is_some() { bits } else { self.convert(bits) };
+        for (t, &kk) in ks.iter().enumerate() {
             let at = if t < head { t } else { t + pad };
-            case.a[at] = self.convert(g.a[i * g.k + kk]);
-            case.b[at] = self.convert(g.b[kk * g.n + j]);
+            case.a[at] = convert(g.a[i * g.k + kk]);
+            case.b[at] = convert(g.b[kk * g.n + j]);
         }
         Ok(r.compute.to_f64(self.emulators[plan.chain].run_element(&case, 0, 0)?))
     }

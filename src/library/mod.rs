@@ -65,7 +65,13 @@ impl LibraryModel {
             .chains
             .iter()
             .enumerate()
-            .map(|(i, c)| chain.with_overrides(&format!("{} chain {}", chain.name, i + 1), &c.knobs))
+            .map(|(i, c)| {
+                let start = match &c.model {
+                    Some(name) => Model::load(name)?,
+                    None => chain.clone(),
+                };
+                start.with_overrides(&format!("{} chain {}", chain.name, i + 1), &c.knobs)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let table = match table {
             Some(p) => {

@@ -31,6 +31,15 @@ pub struct ScheduleRules {
     /// epilogue adds the bias in the compute format (recorded f16/bf16 GEMMs).
     #[serde(default)]
     pub c_add: CAdd,
+    /// The algorithms whose own epilogue follows `c_add`; every other kernel adds C in the
+    /// compute format (empty: all of them follow it).
+    #[serde(default)]
+    pub c_add_algos: Vec<u32>,
+    /// How an OUTPUT_TYPE reduction adds the partial sums, each rounded to D's format first:
+    /// `compute` (in the compute format, rounded once at the end) or `output` (every addition
+    /// rounded to D's format).
+    #[serde(default)]
+    pub output_type_sum: CAdd,
     /// Promote the tensor cores' partial sum into a separate f32 accumulator every this many
     /// k (FP8 GEMMs without fast accumulation): each stretch is chained from +0 and added to
     /// the accumulator by one rounded f32 addition. None: one chain per slice.
@@ -56,8 +65,16 @@ pub struct ChainRule {
     /// What the rule says, for reports.
     #[serde(default)]
     pub why: String,
+    /// Another built-in model's arithmetic instead of this one's (e.g. the FMA chain of SIMT
+    /// kernels that the library also runs on the TF32 path).
+    #[serde(default)]
+    pub model: Option<String>,
     /// Knobs replaced, as in a model file (`blocks = { width = 8 }`).
+    #[serde(default)]
     pub knobs: toml::Table,
+    /// The format this chain reads A and B in (no conversion from the stored inputs).
+    #[serde(default)]
+    pub chain_inputs: Option<Format>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,18 +115,24 @@ pub struct SliceRule {
     pub residue_first: bool,
     #[serde(default)]
     pub k_tile: Option<usize>,
+    /// K is dealt to the slices in tiles of this many, round robin (slice s chains tiles s,
+    /// s + splits, s + 2·splits, ...) instead of cut into contiguous slices.
+    #[serde(default)]
+    pub dealt: Option<usize>,
 }
 
 /// The schedule of one GEMM.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// K ranges each accumulated from zero by one chain of the instruction.
-    pub slices: Vec<Range<usize>>,
+    /// Each slice: the K ranges one chain of the instruction accumulates from zero, in order.
+    pub slices: Vec<Vec<Range<usize>>>,
     pub reduction: Reduction,
     /// Some(kt): each slice's k-loop takes its partial tile (length mod kt) first.
     pub residue_first: Option<usize>,
     /// Which chain arithmetic: 0 = the model's own, i = `chains[i - 1]`.
     pub chain: usize,
+    /// How this kernel's own epilogue adds C when K is not split.
+    pub c_add: CAdd,
 }
 
 /// Why a configuration has no schedule in the model.
@@ -153,14 +176,15 @@ impl ScheduleRules {
             .iter()
             .position(|c| c.algos.contains(&config.algo) && c.with_stages.is_none_or(|w| w == config.stages.is_some()))
             .map_or(0, |i| i + 1);
+        let c_add = if self.c_add_algos.is_empty() || self.c_add_algos.contains(&config.algo) { self.c_add } else { CAdd::Compute };
         let rule = self.slices.iter().find(|r| r.algos.contains(&config.algo));
         let residue_first = rule.filter(|r| r.residue_first).and_then(|r| config.stage_k().or(r.k_tile));
         match config.split_k {
-            1 => return Ok(Plan { slices: vec![0..k], reduction: Reduction::None, residue_first, chain }),
+            1 => return Ok(Plan { slices: vec![vec![0..k]], reduction: Reduction::None, residue_first, chain, c_add }),
             -1 => return Err(PlanError::RuntimeSplit(config.to_string())),
             _ => {}
         }
-        if !matches!(config.reduction, Reduction::ComputeType | Reduction::OutputType) {
+        if !matches!(config.reduction, Reduction::ComputeType | Reduction::OutputType | Reduction::Inplace) {
             return Err(PlanError::Reduction(config.reduction));
         }
         let rule = rule.ok_or_else(|| PlanError::NoSliceRule { algo: config.algo, config: config.to_string() })?;
@@ -169,8 +193,14 @@ impl ScheduleRules {
             _ => rule.multiple,
         };
         let len = k.div_ceil(config.split_k as usize).div_ceil(multiple) * multiple;
-        let slices = (0..k).step_by(len.max(1)).map(|s| s..(s + len).min(k)).collect();
-        Ok(Plan { slices, reduction: config.reduction, residue_first, chain })
+        let splits = config.split_k as usize;
+        let slices = match rule.dealt {
+            Some(tile) => (0..splits.min(k.div_ceil(tile)))
+                .map(|s| (s * tile..k).step_by(tile * splits).map(|t| t..(t + tile).min(k)).collect())
+                .collect(),
+            None => (0..k).step_by(len.max(1)).map(|s| vec![s..(s + len).min(k)]).collect(),
+        };
+        Ok(Plan { slices, reduction: config.reduction, residue_first, chain, c_add })
     }
 }
 
@@ -204,7 +234,7 @@ mod tests {
     #[test]
     fn slices_match_the_measured_profiles() {
         let r = rules();
-        let starts = |k, c: &KernelConfig| r.plan(k, c).unwrap().slices.iter().map(|s| s.start).collect::<Vec<_>>();
+        let starts = |k, c: &KernelConfig| r.plan(k, c).unwrap().slices.iter().map(|s| s[0].start).collect::<Vec<_>>();
         assert_eq!(starts(4096, &config(66, 3)), vec![0, 1408, 2816]);
         assert_eq!(starts(16384, &config(66, 12))[1], 1408);
         assert_eq!(starts(16384, &config(66, 12)).len(), 12);
@@ -212,7 +242,7 @@ mod tests {
         assert_eq!(starts(5000, &config(23, 33))[1], 152);
         assert_eq!(starts(5000, &config(23, 33)).len(), 33);
         assert_eq!(starts(2048, &config(21, 24))[1], 96);
-        assert_eq!(r.plan(1024, &config(66, 1)).unwrap().slices, vec![0..1024]);
+        assert_eq!(r.plan(1024, &config(66, 1)).unwrap().slices, vec![vec![0..1024]]);
     }
 
     #[test]
