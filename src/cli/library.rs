@@ -1,10 +1,9 @@
 //! `mmafuzz library`: library GEMM models (cuBLAS/cuBLASLt as PyTorch calls them).
 
 use anyhow::Context;
-use mmafuzz::library::record::{replay as replay_record, GemmRecord};
+use mmafuzz::library::record::{replay_text, GemmRecord, Ratchet, Summary};
 use mmafuzz::library::{LibraryModel, ScheduleRules};
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,6 +26,17 @@ pub enum LibraryCommand {
         #[arg(long)]
         beta: bool,
     },
+    /// Put GPU-recorded GEMMs (scripts/torch-lib.py record) into the corpus in its compact
+    /// form: at most --max-elements elements per GEMM, D as steps from a reference sum of the
+    /// regenerated operands; GEMMs already there are skipped. Written atomically.
+    Import {
+        #[arg(required = true)]
+        records: Vec<PathBuf>,
+        #[arg(long, default_value = "corpus/library")]
+        corpus: PathBuf,
+        #[arg(long, default_value_t = 256)]
+        max_elements: usize,
+    },
     /// Replay recorded library GEMMs (JSONL, .gz allowed) under their models: per path and
     /// kernel family, the elements reproduced bit for bit.
     Replay {
@@ -42,6 +52,10 @@ pub enum LibraryCommand {
         /// Print every record, not only the summary.
         #[arg(long, short)]
         verbose: bool,
+        /// Write the ratchet these results meet (TOML; what tests/library_replay.rs holds the
+        /// corpus to), replacing the file atomically.
+        #[arg(long)]
+        write_ratchet: Option<PathBuf>,
     },
 }
 
@@ -49,7 +63,10 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         LibraryCommand::List => list(),
         LibraryCommand::Config { model, m, n, k, beta } => config(&model, m, n, k, beta),
-        LibraryCommand::Replay { records, model, table, verbose } => replay(&records, model.as_deref(), table.as_deref(), verbose),
+        LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),
+        LibraryCommand::Replay { records, model, table, verbose, write_ratchet } => {
+            replay(&records, model.as_deref(), table.as_deref(), verbose, write_ratchet.as_deref())
+        }
     }
 }
 
@@ -80,88 +97,102 @@ fn config(model: &str, m: usize, n: usize, k: usize, beta: bool) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
-#[derive(Default)]
-struct Tally {
-    gemms: usize,
-    exact: usize,
-    elements: usize,
-    matched: usize,
-    skipped: usize,
+fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path>, verbose: bool, ratchet: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
+    let mut summary = Summary::new();
+    for file in files {
+        let text = read_records(file)?;
+        replay_text(&text, &mut models, model.map(|m| (m, table)), &mut summary, |rec, r| {
+            if !verbose {
+                return;
+            }
+            let what = match (&r.skipped, &r.first_miss) {
+                (Some(s), _) => format!(" [skipped: {s}]"),
+                (None, Some((i, j, w, e))) => format!(" [first miss ({i},{j}): GPU {w}, model {e}]"),
+                (None, None) => String::new(),
+            };
+            let config = r.config.as_ref().map(|c| c.to_string()).unwrap_or_default();
+            let kind = if rec.bias == 1 { "bias" } else if rec.beta == 1 { "beta 1" } else { "beta 0" };
+            println!("{} {}x{}x{} {kind} seed {}: {}/{} {config}{what}", rec.path, rec.m, rec.n, rec.k, rec.seed, r.matched, r.elements);
+            if std::env::var_os("MMAFUZZ_SHOW_MISSES").is_some() && !r.misses.is_empty() {
+                println!("  misses: {:?}", &r.misses[..r.misses.len().min(64)]);
+            }
+        })
+        .map_err(|(line, e)| anyhow::anyhow!("{} line {line}: {e}", file.display()))?;
+    }
+    print_summary(&summary);
+    if let Some(file) = ratchet {
+        let text = format!(
+            "# What `cargo test` (tests/library_replay.rs) holds corpus/library to, per path and kernel family:\n# at least min_gemms replayed, at least min_fraction of their elements reproduced (1.0: every GEMM\n# exact). Written by `mmafuzz library replay corpus/library/*.jsonl.gz --write-ratchet FILE`.\n\n{}",
+            toml::to_string(&Ratchet::from_summary(&summary))?
+        );
+        mmafuzz::store::write_atomically(file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
+        println!("ratchet written to {}", file.display());
+    }
+    let all_exact = summary.values().all(|t| t.exact == t.gemms);
+    Ok(if all_exact { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path>, verbose: bool) -> anyhow::Result<ExitCode> {
+/// The per-family table `replay` prints.
+pub fn print_summary(summary: &Summary) {
+    println!("{:<46} {:<30} {:>6} {:>6} {:>8} {:>10}", "path", "kernel family", "GEMMs", "exact", "skipped", "elements");
+    for ((path, family), t) in summary {
+        let fraction = if t.elements == 0 { "-".to_string() } else { format!("{:.2}%", 100.0 * t.fraction()) };
+        println!("{path:<46} {family:<30} {:>6} {:>6} {:>8} {fraction:>10}", t.gemms, t.exact, t.skipped);
+    }
+}
+
+/// A record file's text (gunzipped for .gz; - for stdin).
+fn read_records(file: &std::path::Path) -> anyhow::Result<String> {
+    if file == std::path::Path::new("-") {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
+        return Ok(s);
+    }
+    let bytes = mmafuzz::store::read_text(file).with_context(|| format!("cannot read {}", file.display()))?;
+    String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", file.display()))
+}
+
+/// Compact GPU-recorded GEMMs into the corpus: CORPUS/<path>.jsonl.gz, one line per GEMM
+/// (regenerated inputs, D as steps), records already there skipped.
+fn import(files: &[PathBuf], corpus: &std::path::Path, max_elements: usize) -> anyhow::Result<ExitCode> {
+    let mut by_path: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
-    let mut by_family: BTreeMap<(String, String), Tally> = BTreeMap::new();
-    let mut bad = 0usize;
     for file in files {
-        let reader: Box<dyn BufRead> = if file.extension().is_some_and(|e| e == "gz") {
-            let f = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-            Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(f)))
-        } else {
-            super::io::open_input(file)?
-        };
-        for (no, line) in reader.lines().enumerate() {
-            let line = line.with_context(|| format!("cannot read {} line {}", file.display(), no + 1))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let rec = match GemmRecord::parse(&line) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("error: {} line {}: {e}", file.display(), no + 1);
-                    bad += 1;
-                    continue;
-                }
-            };
-            let name = model.map(str::to_string).unwrap_or_else(|| format!("sm90:{}", rec.path));
+        let text = read_records(file)?;
+        for (no, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let rec = GemmRecord::parse(line).with_context(|| format!("{} line {}", file.display(), no + 1))?;
+            let name = format!("sm90:{}", rec.path);
             if !models.contains_key(&name) {
-                models.insert(name.clone(), LibraryModel::load(&name, table)?);
+                models.insert(name.clone(), LibraryModel::load(&name, None)?);
             }
-            let r = replay_record(&rec, &models[&name]).with_context(|| format!("{} line {}", file.display(), no + 1))?;
-            let family = match (&r.config, &r.skipped) {
-                (Some(c), _) => format!("algo {}{}", c.algo, if c.split_k == 1 { String::new() } else { format!(" split-K ({:?})", c.reduction) }),
-                (None, _) => "no config".into(),
-            };
-            let t = by_family.entry((rec.path.clone(), family)).or_default();
-            t.gemms += 1;
-            t.elements += r.elements;
-            t.matched += r.matched;
-            t.exact += (r.skipped.is_none() && r.matched == r.elements) as usize;
-            t.skipped += r.skipped.is_some() as usize;
-            if verbose {
-                println!(
-                    "{} {}x{}x{} beta {} seed {}: {}/{} {}{}",
-                    rec.path,
-                    rec.m,
-                    rec.n,
-                    rec.k,
-                    rec.beta,
-                    rec.seed,
-                    r.matched,
-                    r.elements,
-                    r.config.as_ref().map(|c| c.to_string()).unwrap_or_default(),
-                    r.skipped.as_ref().map(|s| format!(" [skipped: {s}]")).or_else(|| r.first_miss.as_ref().map(|(i, j, w, e)| format!(" [first miss ({i},{j}): GPU {w}, model {e}]"))).unwrap_or_default()
-                );
-                if std::env::var_os("MMAFUZZ_SHOW_MISSES").is_some() && !r.misses.is_empty() {
-                    println!("  misses: {:?}", &r.misses[..r.misses.len().min(64)]);
+            let compact = rec.compact(&models[&name], max_elements).with_context(|| format!("{} line {}", file.display(), no + 1))?;
+            by_path.entry(rec.path.clone()).or_default().push(serde_json::to_string(&compact)?);
+        }
+    }
+    for (path, lines) in by_path {
+        let file = corpus.join(format!("{path}.jsonl.gz"));
+        let old = match mmafuzz::store::read_text(&file) {
+            Ok(b) => String::from_utf8(b).with_context(|| format!("{} is not UTF-8", file.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        };
+        let key = |l: &str| -> Option<String> {
+            let r = GemmRecord::parse(l).ok()?;
+            Some(format!("{} {} {} {} {} {} {} {:?}", r.path, r.seed, r.m, r.n, r.k, r.beta, r.bias, r.layout))
+        };
+        let mut seen: std::collections::BTreeSet<String> = old.lines().filter_map(key).collect();
+        let mut all: Vec<String> = old.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+        let before = all.len();
+        for l in lines {
+            if let Some(k) = key(&l) {
+                if seen.insert(k) {
+                    all.push(l);
                 }
             }
         }
+        mmafuzz::store::write_lines_atomically(&file, &all).with_context(|| format!("cannot write {}", file.display()))?;
+        println!("{}: {} GEMMs ({} new)", file.display(), all.len(), all.len() - before);
     }
-    println!("{:<36} {:<34} {:>6} {:>7} {:>8} {:>12}", "path", "kernel family", "GEMMs", "exact", "skipped", "elements");
-    let mut all_exact = true;
-    for ((path, family), t) in &by_family {
-        all_exact &= t.exact == t.gemms;
-        println!(
-            "{path:<36} {family:<34} {:>6} {:>7} {:>8} {:>11.2}%",
-            t.gemms,
-            t.exact,
-            t.skipped,
-            100.0 * t.matched as f64 / t.elements.max(1) as f64
-        );
-    }
-    if bad > 0 {
-        eprintln!("{bad} unreadable record lines");
-    }
-    Ok(if all_exact && bad == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(ExitCode::SUCCESS)
 }

@@ -45,7 +45,7 @@ pub fn from_order_key(key: i64, f: Format) -> u64 {
 
 /// The order key of the largest non-NaN pattern of `f` whose value is at most `r`, by binary
 /// search over the keys (no rounding code involved); a NaN `r` gives +0's key.
-fn floor_key(r: f64, f: Format) -> i64 {
+pub fn floor_key(r: f64, f: Format) -> i64 {
     if r.is_nan() {
         return 0;
     }

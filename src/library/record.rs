@@ -10,7 +10,7 @@ use super::gemm::{Gemm, GemmError, LibraryEmulator};
 use super::libgen::{self, Operand};
 use super::{KernelConfig, LibraryModel};
 use crate::case::hex;
-use crate::format::Format;
+use crate::corpus::codec;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -43,8 +43,13 @@ pub struct GemmRecord {
     /// Row-major indices of the recorded elements; absent = every element.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idx: Option<Vec<u64>>,
-    /// D's bits (hex) at those indices.
+    /// D's bits (hex) at those indices; or, in the compact corpus form, `d_steps`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub d: Vec<String>,
+    /// D as signed steps through the format's ordered bit patterns from a plain f64 sum of the
+    /// regenerated operands (the corpus codec's reference): small integers, lossless.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d_steps: Option<Vec<i64>>,
 }
 
 fn is_zero(x: &u8) -> bool {
@@ -66,8 +71,9 @@ impl GemmRecord {
     pub fn parse(line: &str) -> Result<GemmRecord, RecordError> {
         let r: GemmRecord = serde_json::from_str(line)?;
         let count = r.idx.as_ref().map_or(r.m * r.n, |i| i.len());
-        if r.d.len() != count {
-            return Err(RecordError::Field("d", format!("{} values for {count} elements", r.d.len())));
+        let given = r.d_steps.as_ref().map_or(r.d.len(), |s| s.len());
+        if given != count || (r.d_steps.is_some() && !r.d.is_empty()) {
+            return Err(RecordError::Field("d", format!("{given} values for {count} elements (give d or d_steps)")));
         }
         if let Some(i) = r.idx.as_ref().and_then(|idx| idx.iter().find(|&&i| i as usize >= r.m * r.n)) {
             return Err(RecordError::Field("idx", format!("index {i} is outside {}x{}", r.m, r.n)));
@@ -91,31 +97,71 @@ impl GemmRecord {
 
     /// The GEMM's operands, regenerated from the seed in the model's formats.
     pub fn operands(&self, model: &LibraryModel) -> Gemm {
+        self.operands_for(model, &(0..self.m * self.n).collect::<Vec<_>>())
+    }
+
+    /// The operands as far as the elements at `idx` (row-major) need them: their rows of A and
+    /// C, their columns of B; every other entry is left zero (a record samples few elements of
+    /// a large GEMM).
+    pub fn operands_for(&self, model: &LibraryModel, idx: &[usize]) -> Gemm {
         let r = &model.rules;
         let (m, n, k) = (self.m, self.n, self.k);
-        let b = if self.layout.as_deref() == Some("bt") {
-            let bt = libgen::elements(r.b_inputs(), self.seed, Operand::B, k * n);
-            (0..k * n).map(|i| bt[(i % n) * k + i / n]).collect()
-        } else {
-            libgen::elements(r.b_inputs(), self.seed, Operand::B, k * n)
-        };
-        Gemm {
-            m,
-            n,
-            k,
-            a: libgen::elements(r.inputs, self.seed, Operand::A, m * k),
-            b,
-            c: (self.beta == 1).then(|| libgen::elements(r.output, self.seed, Operand::C, m * n)),
-            bias: (self.bias == 1).then(|| libgen::elements(r.output, self.seed, Operand::C, n)),
+        let mut rows: Vec<usize> = idx.iter().map(|&e| e / n).collect();
+        let mut cols: Vec<usize> = idx.iter().map(|&e| e % n).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        cols.sort_unstable();
+        cols.dedup();
+        let (fa, fb, fc) = (r.inputs, r.b_inputs(), r.output);
+        let mut a = vec![0; m * k];
+        for &i in &rows {
+            for kk in 0..k {
+                a[i * k + kk] = libgen::element(fa, self.seed, Operand::A, (i * k + kk) as u64);
+            }
+        }
+        let bt = self.layout.as_deref() == Some("bt");
+        let mut b = vec![0; k * n];
+        for &j in &cols {
+            for kk in 0..k {
+                let at = if bt { j * k + kk } else { kk * n + j };
+                b[kk * n + j] = libgen::element(fb, self.seed, Operand::B, at as u64);
+            }
+        }
+        let c = (self.beta == 1).then(|| {
+            let mut c = vec![0; m * n];
+            for &e in idx {
+                c[e] = libgen::element(fc, self.seed, Operand::C, e as u64);
+            }
+            c
+        });
+        let bias = (self.bias == 1).then(|| libgen::elements(fc, self.seed, Operand::C, n));
+        Gemm { m, n, k, a, b, c, bias }
+    }
+
+    fn indices(&self) -> Vec<usize> {
+        match &self.idx {
+            Some(v) => v.iter().map(|&i| i as usize).collect(),
+            None => (0..self.m * self.n).collect(),
         }
     }
 
-    /// Elements (row-major index, recorded bits).
-    pub fn elements(&self, f: Format) -> Result<Vec<(usize, u64)>, RecordError> {
-        let idx: Vec<usize> = match &self.idx {
-            Some(v) => v.iter().map(|&i| i as usize).collect(),
-            None => (0..self.m * self.n).collect(),
-        };
+    /// Elements (row-major index, recorded bits), regenerating the operands for `d_steps`.
+    pub fn elements(&self, model: &LibraryModel) -> Result<Vec<(usize, u64)>, RecordError> {
+        let f = model.rules.output;
+        let idx = self.indices();
+        if let Some(steps) = &self.d_steps {
+            let g = self.operands_for(model, &idx);
+            return Ok(idx
+                .into_iter()
+                .zip(steps)
+                .map(|(e, &s)| {
+                    let key = codec::floor_key(reference(&g, model, e / g.n, e % g.n), f).wrapping_add(s);
+                    let bits = f.storage_bits();
+                    let key = if bits < 64 { (key << (64 - bits)) >> (64 - bits) } else { key };
+                    (e, codec::from_order_key(key, f) & f.mask())
+                })
+                .collect());
+        }
         idx.into_iter()
             .zip(&self.d)
             .map(|(i, h)| {
@@ -126,6 +172,52 @@ impl GemmRecord {
                     .ok_or_else(|| RecordError::Field("d", format!("'{h}' is not a {f} bit pattern")))
             })
             .collect()
+    }
+}
+
+/// The codec's reference for element (i, j): C (or the bias) plus every product, in f64,
+/// left to right, from the stored inputs.
+fn reference(g: &Gemm, model: &LibraryModel, i: usize, j: usize) -> f64 {
+    let r = &model.rules;
+    let mut acc = match (&g.c, &g.bias) {
+        (Some(c), _) => r.output.to_f64(c[i * g.n + j]),
+        (None, Some(b)) => r.output.to_f64(b[j]),
+        (None, None) => 0.0,
+    };
+    for kk in 0..g.k {
+        acc += r.inputs.to_f64(g.a[i * g.k + kk]) * r.b_inputs().to_f64(g.b[kk * g.n + j]);
+    }
+    acc
+}
+
+impl GemmRecord {
+    /// The compact corpus form: at most `max_elements` of the recorded elements (evenly
+    /// spread), D as steps from the reference. Exact: `elements` gives the same bits back.
+    pub fn compact(&self, model: &LibraryModel, max_elements: usize) -> Result<GemmRecord, RecordError> {
+        let all = self.elements(model)?;
+        let stride = all.len().div_ceil(max_elements.max(1)).max(1);
+        let kept: Vec<(usize, u64)> = all.into_iter().step_by(stride).collect();
+        let g = self.operands_for(model, &kept.iter().map(|&(e, _)| e).collect::<Vec<_>>());
+        let f = model.rules.output;
+        let steps = kept
+            .iter()
+            .map(|&(e, bits)| codec::order_key(bits, f).wrapping_sub(codec::floor_key(reference(&g, model, e / g.n, e % g.n), f)))
+            .collect();
+        let mut out = self.clone();
+        out.idx = if kept.len() == self.m * self.n { None } else { Some(kept.iter().map(|&(e, _)| e as u64).collect()) };
+        out.d = vec![];
+        out.d_steps = Some(steps);
+        Ok(out)
+    }
+
+    /// The kernel family this record's configuration belongs to, as reports group them:
+    /// `algo 66`, `algo 24 split-K (OutputType)`, or `no config`.
+    pub fn family(config: Option<&KernelConfig>) -> String {
+        match config {
+            Some(c) if c.split_k == 1 => format!("algo {}", c.algo),
+            Some(c) => format!("algo {} split-K ({:?})", c.algo, c.reduction),
+            None => "no config".into(),
+        }
     }
 }
 
@@ -148,9 +240,9 @@ pub struct Replayed {
 /// has one (the table's otherwise), and compare bit for bit.
 pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, RecordError> {
     let out = model.rules.output;
-    let want = record.elements(out)?;
+    let want = record.elements(model)?;
     let emu = LibraryEmulator::new(model);
-    let g = record.operands(model);
+    let g = record.operands_for(model, &want.iter().map(|&(e, _)| e).collect::<Vec<_>>());
     let config = match record.kernel_config()? {
         Some(c) => c,
         None => match emu.config(&g) {
@@ -183,4 +275,137 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
         }
     }
     Ok(Replayed { elements: want.len(), matched, config: Some(config), skipped: None, first_miss, misses })
+}
+
+/// Replay results of many records, per (path, kernel family).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally {
+    pub gemms: usize,
+    /// GEMMs whose every recorded element was reproduced.
+    pub exact: usize,
+    /// GEMMs the model declines (a schedule it does not model, or a shape it never learned).
+    pub skipped: usize,
+    pub elements: usize,
+    pub matched: usize,
+}
+
+impl Tally {
+    pub fn add(&mut self, r: &Replayed) {
+        self.gemms += 1;
+        self.skipped += r.skipped.is_some() as usize;
+        self.exact += (r.skipped.is_none() && r.matched == r.elements) as usize;
+        if r.skipped.is_none() {
+            self.elements += r.elements;
+            self.matched += r.matched;
+        }
+    }
+
+    /// Fraction of the emulated elements reproduced (1 when nothing was emulated).
+    pub fn fraction(&self) -> f64 {
+        if self.elements == 0 {
+            1.0
+        } else {
+            self.matched as f64 / self.elements as f64
+        }
+    }
+}
+
+/// Tallies keyed by (path, family).
+pub type Summary = std::collections::BTreeMap<(String, String), Tally>;
+
+/// Replay every record line of `text` (JSONL) under the `sm90:<path>` library model of each
+/// (or `models`' override), adding to `summary`; `on_record` sees each result. Unreadable lines
+/// are errors naming their number.
+pub fn replay_text(
+    text: &str,
+    models: &mut std::collections::BTreeMap<String, LibraryModel>,
+    model_override: Option<(&str, Option<&std::path::Path>)>,
+    summary: &mut Summary,
+    mut on_record: impl FnMut(&GemmRecord, &Replayed),
+) -> Result<(), (usize, String)> {
+    for (no, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let rec = GemmRecord::parse(line).map_err(|e| (no + 1, e.to_string()))?;
+        let (name, table) = match model_override {
+            Some((m, t)) => (m.to_string(), t),
+            None => (format!("sm90:{}", rec.path), None),
+        };
+        if !models.contains_key(&name) {
+            let m = LibraryModel::load(&name, table).map_err(|e| (no + 1, e.to_string()))?;
+            models.insert(name.clone(), m);
+        }
+        let r = replay(&rec, &models[&name]).map_err(|e| (no + 1, e.to_string()))?;
+        summary.entry((rec.path.clone(), GemmRecord::family(r.config.as_ref()))).or_default().add(&r);
+        on_record(&rec, &r);
+    }
+    Ok(())
+}
+
+/// What the corpus must keep reproducing, per (path, family): at least `min_gemms` GEMMs
+/// replayed, at least `min_exact` of them reproduced in every element, at most `max_skipped`
+/// declined as not modelled, and at least `min_fraction` of the emulated elements reproduced.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RatchetEntry {
+    pub path: String,
+    pub family: String,
+    pub min_gemms: usize,
+    pub min_exact: usize,
+    pub max_skipped: usize,
+    pub min_fraction: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ratchet {
+    #[serde(default)]
+    pub family: Vec<RatchetEntry>,
+}
+
+impl Ratchet {
+    /// The ratchet that the summary meets exactly now (fractions rounded down to 1e-4).
+    pub fn from_summary(summary: &Summary) -> Ratchet {
+        let family = summary
+            .iter()
+            .map(|((path, family), t)| RatchetEntry {
+                path: path.clone(),
+                family: family.clone(),
+                min_gemms: t.gemms,
+                min_exact: t.exact,
+                max_skipped: t.skipped,
+                min_fraction: (t.fraction() * 1e4).floor() / 1e4,
+            })
+            .collect();
+        Ratchet { family }
+    }
+
+    /// Every way `summary` falls short of the ratchet, or has a family the ratchet lacks.
+    pub fn check(&self, summary: &Summary) -> Vec<String> {
+        let mut problems = Vec::new();
+        for e in &self.family {
+            let Some(t) = summary.get(&(e.path.clone(), e.family.clone())) else {
+                problems.push(format!("{} {}: no GEMMs replayed (ratchet wants {})", e.path, e.family, e.min_gemms));
+                continue;
+            };
+            let what = format!("{} {}", e.path, e.family);
+            if t.gemms < e.min_gemms {
+                problems.push(format!("{what}: {} GEMMs, ratchet wants at least {}", t.gemms, e.min_gemms));
+            }
+            if t.exact < e.min_exact {
+                problems.push(format!("{what}: {} GEMMs exact, ratchet wants at least {}", t.exact, e.min_exact));
+            }
+            if t.skipped > e.max_skipped {
+                problems.push(format!("{what}: {} GEMMs declined, ratchet allows {}", t.skipped, e.max_skipped));
+            }
+            if t.fraction() < e.min_fraction {
+                problems.push(format!("{what}: {:.4} of elements reproduced, ratchet wants {:.4}", t.fraction(), e.min_fraction));
+            }
+        }
+        for (path, family) in summary.keys() {
+            if !self.family.iter().any(|e| &e.path == path && &e.family == family) {
+                problems.push(format!("{path} {family}: not in the ratchet"));
+            }
+        }
+        problems
+    }
 }

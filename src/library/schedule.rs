@@ -48,6 +48,9 @@ pub struct ScheduleRules {
     /// How each algorithm family cuts K into split-K slices.
     #[serde(default)]
     pub slices: Vec<SliceRule>,
+    /// Algorithms whose arithmetic is not modelled yet: emulating them is refused, not guessed.
+    #[serde(default)]
+    pub unmodelled: Vec<u32>,
     /// Kernels whose instruction differs from the model's own (the first rule that matches).
     #[serde(default)]
     pub chains: Vec<ChainRule>,
@@ -144,6 +147,8 @@ pub enum PlanError {
     NoSliceRule { algo: u32, config: String },
     #[error("reduction scheme {0:?} is not modelled yet")]
     Reduction(Reduction),
+    #[error("kernel family algo {algo} is not modelled yet ({config})")]
+    Unmodelled { algo: u32, config: String },
 }
 
 impl ScheduleRules {
@@ -171,6 +176,9 @@ impl ScheduleRules {
 
     /// The plan for a GEMM with reduction dimension `k` run with `config`.
     pub fn plan(&self, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
+        if self.unmodelled.contains(&config.algo) {
+            return Err(PlanError::Unmodelled { algo: config.algo, config: config.to_string() });
+        }
         let chain = self
             .chains
             .iter()

@@ -1,0 +1,51 @@
+//! The library-GEMM corpus (corpus/library: torch.mm, addmm, F.linear and _scaled_mm recorded
+//! on the GPU through cuBLAS/cuBLASLt) replayed under the sm90 library models, held to
+//! corpus/library/ratchet.toml: exact kernel families stay exact, the rest never get worse, and
+//! no family appears that the ratchet does not know.
+
+use mmafuzz::library::record::{replay_text, Ratchet, Summary};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[test]
+fn library_corpus_meets_its_ratchet() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library");
+    let ratchet: Ratchet = toml::from_str(&std::fs::read_to_string(dir.join("ratchet.toml")).unwrap()).unwrap();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".jsonl.gz"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 11, "expected a record file per library path, found {}", files.len());
+    let mut models = BTreeMap::new();
+    let mut summary = Summary::new();
+    for f in &files {
+        let text = String::from_utf8(mmafuzz::store::read_text(f).unwrap()).unwrap();
+        replay_text(&text, &mut models, None, &mut summary, |_, _| {}).unwrap_or_else(|(line, e)| panic!("{} line {line}: {e}", f.display()));
+    }
+    let exact_families = summary.values().filter(|t| t.gemms > 0 && t.exact == t.gemms).count();
+    assert!(exact_families >= 40, "only {exact_families} kernel families reproduced exactly");
+    let problems = ratchet.check(&summary);
+    assert!(problems.is_empty(), "library corpus below its ratchet:\n{}", problems.join("\n"));
+}
+
+/// The ratchet is not vacuous: a model with one knob changed (C added in f32 by the sm90
+/// kernels of a 16-bit path) falls below it.
+#[test]
+fn a_changed_schedule_breaks_the_ratchet() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library");
+    let ratchet: Ratchet = toml::from_str(&std::fs::read_to_string(dir.join("ratchet.toml")).unwrap()).unwrap();
+    let path = "cublas.gemm.bf16.bf16.bf16.bf16";
+    let text = String::from_utf8(mmafuzz::store::read_text(&dir.join(format!("{path}.jsonl.gz"))).unwrap()).unwrap();
+    let changed = tempfile::NamedTempFile::with_suffix(".toml").unwrap();
+    std::fs::write(changed.path(), format!("base = \"sm90:{path}\"\nname = \"changed\"\n[schedule]\nc_add = \"compute\"\n")).unwrap();
+    let table = dir.join(format!("../../models/sm90/cublas/{path}.configs.tsv.gz"));
+    let mut models = BTreeMap::new();
+    let mut summary = Summary::new();
+    let over = changed.path().to_str().unwrap().to_string();
+    replay_text(&text, &mut models, Some((&over, Some(&table))), &mut summary, |_, _| {}).unwrap();
+    let mine: Vec<_> = ratchet.family.iter().filter(|e| e.path == path).cloned().collect();
+    let problems = Ratchet { family: mine }.check(&summary);
+    assert!(problems.iter().any(|p| p.contains("algo 66") && p.contains("exact")), "{problems:?}");
+}
