@@ -49,3 +49,52 @@ fn a_changed_schedule_breaks_the_ratchet() {
     let problems = Ratchet { family: mine }.check(&summary);
     assert!(problems.iter().any(|p| p.contains("algo 66") && p.contains("exact")), "{problems:?}");
 }
+
+/// `mmafuzz gemm` on .npy files reproduces GEMMs the GPU computed: whole small GEMMs of the
+/// corpus (every element recorded), their operands written as .npy, D read back.
+#[test]
+fn gemm_on_npy_files_reproduces_recorded_gemms() {
+    use mmafuzz::library::npy;
+    use mmafuzz::library::record::GemmRecord;
+    use mmafuzz::library::LibraryModel;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library");
+    let work = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for path in ["cublas.gemm.f32.f16.f16.f32", "cublas.gemm.bf16.bf16.bf16.bf16", "cublas.gemm.f16.f16.f16.f16"] {
+        let model = LibraryModel::load(&format!("sm90:{path}"), None).unwrap();
+        let text = String::from_utf8(mmafuzz::store::read_text(&dir.join(format!("{path}.jsonl.gz"))).unwrap()).unwrap();
+        let whole: Vec<GemmRecord> = text
+            .lines()
+            .map(|l| GemmRecord::parse(l).unwrap())
+            .filter(|r| r.idx.is_none() && r.config.as_deref().is_some_and(|c| c.contains("algoId=66")) && r.k >= 32)
+            .take(2)
+            .collect();
+        assert!(!whole.is_empty(), "{path}: no whole GEMM in the corpus");
+        for rec in whole {
+            let g = rec.operands(&model);
+            let r = &model.rules;
+            let (a, b, c, out) = (work.path().join("a.npy"), work.path().join("b.npy"), work.path().join("c.npy"), work.path().join("d.npy"));
+            npy::write(&a, r.inputs, &[rec.m, rec.k], &g.a).unwrap();
+            npy::write(&b, r.b_inputs(), &[rec.k, rec.n], &g.b).unwrap();
+            let mut args = vec!["gemm", "--model", &format!("sm90:{path}")].into_iter().map(String::from).collect::<Vec<_>>();
+            args.extend(["--a", a.to_str().unwrap(), "--b", b.to_str().unwrap(), "--out", out.to_str().unwrap()].map(String::from));
+            args.extend(["--config".to_string(), rec.config.clone().unwrap()]);
+            if let Some(cm) = &g.c {
+                npy::write(&c, r.output, &[rec.m, rec.n], cm).unwrap();
+                args.extend(["--c".to_string(), c.to_str().unwrap().to_string()]);
+            }
+            if let Some(bias) = &g.bias {
+                npy::write(&c, r.output, &[rec.n], bias).unwrap();
+                args.extend(["--bias".to_string(), c.to_str().unwrap().to_string()]);
+            }
+            let status = std::process::Command::new(env!("CARGO_BIN_EXE_mmafuzz")).args(&args).output().unwrap();
+            assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+            let d = npy::read(&out, r.output).unwrap();
+            assert_eq!(d.shape, vec![rec.m, rec.n]);
+            let want: Vec<u64> = rec.elements(&model).unwrap().into_iter().map(|(_, b)| b).collect();
+            assert_eq!(d.bits, want, "{path} {}x{}x{} seed {}", rec.m, rec.n, rec.k, rec.seed);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3);
+}

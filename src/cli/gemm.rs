@@ -6,6 +6,7 @@ use mmafuzz::Model;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
@@ -28,9 +29,33 @@ pub struct GemmArgs {
     /// Emulate every element of D (67 million K=8192 chains for fttn: hours on few cores).
     #[arg(long)]
     all: bool,
+    /// A as a .npy file (m×k, C order; typed f16/f32/f64 or raw bits as unsigned integers):
+    /// emulate this GEMM under a library model (sm90:cublas..., sm90:cublaslt...) instead of
+    /// the example. Needs --b and --out.
+    #[arg(long, requires_all = ["b", "out"])]
+    a: Option<PathBuf>,
+    /// B as a .npy file (k×n).
+    #[arg(long)]
+    b: Option<PathBuf>,
+    /// C as a .npy file (m×n): β = 1, as torch.addmm. Without it β = 0, as torch.mm.
+    #[arg(long, conflicts_with = "bias")]
+    c: Option<PathBuf>,
+    /// A bias row as a .npy file (n elements): F.linear's bias epilogue.
+    #[arg(long)]
+    bias: Option<PathBuf>,
+    /// Where D goes (.npy, D's format; bf16 and FP8 as raw unsigned integers), written atomically.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The kernel cuBLASLt runs (the text of `algo=[...]` in its CUBLASLT_LOG_LEVEL=5 trace);
+    /// default: the model's learned table for this shape.
+    #[arg(long)]
+    config: Option<String>,
 }
 
 pub fn gemm(args: GemmArgs) -> anyhow::Result<ExitCode> {
+    if args.a.is_some() {
+        return gemm_npy(&args);
+    }
     anyhow::ensure!(args.example == "fttn", "unknown example '{}' (available: fttn)", args.example);
     let problem = fttn_example();
     let model = Model::load(&args.model)?;
@@ -77,5 +102,64 @@ pub fn gemm(args: GemmArgs) -> anyhow::Result<ExitCode> {
         let v = problem.c_fmt.decode(bits).to_f64();
         println!("  d = {v} ({:08x}) in {count} elements", bits);
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// D = A·B (+ C or bias) of .npy matrices under a library model, every element, in parallel.
+fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    use mmafuzz::library::gemm::{Gemm, LibraryEmulator};
+    use mmafuzz::library::{npy, KernelConfig, LibraryError, LibraryModel};
+    use rayon::prelude::*;
+    let lm = match LibraryModel::load(&args.model, None) {
+        Err(LibraryError::NotLibrary(m)) => anyhow::bail!("--a needs a library model (sm90:cublas... or sm90:cublaslt..., see `mmafuzz library list`); '{m}' is an instruction model"),
+        other => other?,
+    };
+    let r = &lm.rules;
+    let (a_path, b_path, out) = (args.a.as_ref().expect("checked"), args.b.as_ref().expect("clap requires --b"), args.out.as_ref().expect("clap requires --out"));
+    let a = npy::read(a_path, r.inputs)?;
+    let b = npy::read(b_path, r.b_inputs())?;
+    let (&[m, k], &[kb, n]) = (a.shape.as_slice(), b.shape.as_slice()) else {
+        anyhow::bail!("A and B must be 2-D (A is {:?}, B is {:?})", a.shape, b.shape);
+    };
+    anyhow::ensure!(k == kb, "A is {m}×{k} but B is {kb}×{n}: the inner dimensions differ");
+    let c = args.c.as_ref().map(|p| npy::read(p, r.output)).transpose()?;
+    if let Some(c) = &c {
+        anyhow::ensure!(c.shape == [m, n], "C is {:?}, D is {m}×{n}", c.shape);
+    }
+    let bias = args.bias.as_ref().map(|p| npy::read(p, r.output)).transpose()?;
+    if let Some(bias) = &bias {
+        anyhow::ensure!(bias.shape == [n], "the bias has shape {:?}, D has {n} columns", bias.shape);
+    }
+    let g = Gemm { m, n, k, a: a.bits, b: b.bits, c: c.map(|c| c.bits), bias: bias.map(|b| b.bits) };
+    let emu = LibraryEmulator::new(&lm);
+    emu.check(&g)?;
+    let config = match &args.config {
+        Some(text) => KernelConfig::from_log(text)?,
+        None => emu.config(&g).map_err(|e| anyhow::anyhow!("{e}; give the kernel with --config (CUBLASLT_LOG_LEVEL=5 prints it) or record it with scripts/torch-lib.py configs"))?.clone(),
+    };
+    let plan = emu.plan(&g, &config)?;
+    let bar = ProgressBar::new((m * n) as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} elements {per_sec} eta {eta}").expect("valid template"));
+    let start = Instant::now();
+    let rows: Vec<Vec<u64>> = (0..m)
+        .into_par_iter()
+        .map(|i| {
+            let row = (0..n).map(|j| emu.element(&g, &plan, i, j)).collect::<Result<Vec<u64>, _>>();
+            bar.inc(n as u64);
+            row
+        })
+        .collect::<Result<_, _>>()?;
+    bar.finish_and_clear();
+    let d: Vec<u64> = rows.concat();
+    npy::write(out, r.output, &[m, n], &d).with_context(|| format!("cannot write {}", out.display()))?;
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{m}x{n}x{k} under {} with {config}: {} K slice(s); D written to {} in {secs:.2} s ({:.3e} terms/s)",
+        lm.chain.name,
+        plan.slices.len(),
+        out.display(),
+        (m * n * k) as f64 / secs
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,7 @@
 pub mod config;
 pub mod gemm;
 pub mod libgen;
+pub mod npy;
 pub mod record;
 pub mod schedule;
 pub mod table;

@@ -1,0 +1,116 @@
+//! Matrices as `.npy` files for whole-GEMM emulation: read any C-ordered 1- or 2-D array whose
+//! elements are a format's bit patterns (typed f16/f32/f64, or raw unsigned integers / void of
+//! the format's width, as bfloat16 and FP8 arrays are stored), write D back typed where NumPy
+//! has the type, raw otherwise.
+
+use crate::format::Format;
+use npyz::{DType, TypeChar};
+use std::io::Read;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum NpyError {
+    #[error("{path}: {message}")]
+    Bad { path: String, message: String },
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+}
+
+/// A matrix read from a `.npy` file: its shape and its elements' bit patterns in `format`.
+pub struct Matrix {
+    pub shape: Vec<usize>,
+    pub bits: Vec<u64>,
+}
+
+/// Read `path` as elements of `format`: a float dtype must be that format (f2 = f16, f4 = f32
+/// or tf32, f8 = f64); an unsigned integer or void dtype of the format's width is taken as raw
+/// bits (bf16 as uint16, e4m3 as uint8).
+pub fn read(path: &Path, format: Format) -> Result<Matrix, NpyError> {
+    let p = path.display().to_string();
+    let bad = |message: String| NpyError::Bad { path: p.clone(), message };
+    let file = std::fs::File::open(path).map_err(|source| NpyError::Io { path: p.clone(), source })?;
+    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| bad(format!("not a .npy file: {e}")))?;
+    if npy.order() == npyz::Order::Fortran {
+        return Err(bad("Fortran-ordered array: save it C-contiguous (np.ascontiguousarray)".into()));
+    }
+    let DType::Plain(ty) = npy.dtype() else { return Err(bad("a structured dtype is not a matrix of numbers".into())) };
+    let width = ty.size_field() as u32 * 8;
+    let typed = match (ty.type_char(), width) {
+        (TypeChar::Float, 16) => Some(Format::F16),
+        (TypeChar::Float, 32) => Some(Format::F32),
+        (TypeChar::Float, 64) => Some(Format::F64),
+        (TypeChar::Uint | TypeChar::RawData, _) => None,
+        _ => return Err(bad(format!("dtype {ty} holds no {format} elements"))),
+    };
+    let fits = match typed {
+        Some(t) => t == format || (t == Format::F32 && format == Format::Tf32),
+        None => width == format.storage_bits(),
+    };
+    if !fits {
+        return Err(bad(format!("dtype {ty} does not hold {format} elements ({} bits; raw bits as uint{})", format.storage_bits(), format.storage_bits())));
+    }
+    if ty.endianness() == npyz::Endianness::Big && width > 8 {
+        return Err(bad("big-endian data: save it little-endian".into()));
+    }
+    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    let count: usize = shape.iter().product();
+    let mut raw = vec![0u8; count * (width as usize / 8)];
+    npy.into_inner().read_exact(&mut raw).map_err(|e| bad(format!("data shorter than its shape says: {e}")))?;
+    let bits = raw
+        .chunks_exact(width as usize / 8)
+        .map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64))
+        .collect();
+    Ok(Matrix { shape, bits })
+}
+
+/// Write `bits` (elements of `format`, row-major) as an array of `shape`, atomically: f16, f32
+/// and f64 typed; tf32 as f32; bf16 and FP8 as raw unsigned integers.
+pub fn write(path: &Path, format: Format, shape: &[usize], bits: &[u64]) -> std::io::Result<()> {
+    let descr = match format {
+        Format::F16 => "<f2",
+        Format::F32 | Format::Tf32 => "<f4",
+        Format::F64 => "<f8",
+        Format::Bf16 => "<u2",
+        Format::E4m3 | Format::E5m2 => "|u1",
+    };
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let dims = if dims.len() == 1 { format!("{},", dims[0]) } else { dims.join(", ") };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}");
+    // Magic (6) + version (2) + length (2) + header + newline, padded to 64 bytes.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let bytes_per = format.storage_bits() as usize / 8;
+    let mut out = Vec::with_capacity(10 + header.len() + bits.len() * bytes_per);
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for &b in bits {
+        out.extend_from_slice(&b.to_le_bytes()[..bytes_per]);
+    }
+    crate::store::write_atomically(path, &out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_format_and_checks_dtypes() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in [Format::F16, Format::Bf16, Format::F32, Format::F64, Format::E4m3] {
+            let path = dir.path().join(format!("{f}.npy"));
+            let bits: Vec<u64> = (0..6u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & f.mask()).collect();
+            write(&path, f, &[2, 3], &bits).unwrap();
+            let back = read(&path, f).unwrap();
+            assert_eq!((back.shape, back.bits), (vec![2, 3], bits), "{f}");
+        }
+        // A typed f32 array is not f16 data; raw uint16 is bf16 or f16 bits.
+        let e = read(&dir.path().join("f32.npy"), Format::F16).err().unwrap().to_string();
+        assert!(e.contains("does not hold f16"), "{e}");
+        assert!(read(&dir.path().join("bf16.npy"), Format::F16).is_ok());
+        std::fs::write(dir.path().join("junk.npy"), b"not numpy").unwrap();
+        assert!(read(&dir.path().join("junk.npy"), Format::F16).err().unwrap().to_string().contains("not a .npy file"));
+    }
+}
