@@ -113,7 +113,11 @@ impl<'a> LibraryEmulator<'a> {
                 let sum = sum.unwrap_or(0.0);
                 // A kernel without split-K adds C in its own epilogue (in D's format where the
                 // model says so); a split-K reduction and the bias epilogue add in f32.
-                let c_add = if plan.slices.len() == 1 && c.is_some() { plan.c_add } else { CAdd::Compute };
+                let c_add = match (c.is_some(), bias.is_some()) {
+                    (true, _) if plan.slices.len() == 1 => plan.c_add,
+                    (false, true) if reduction == Reduction::OutputType => r.output_type_bias,
+                    _ => CAdd::Compute,
+                };
                 round_to(output, self.epilogue(sum, c.or(bias), c_add))
             }
         })

@@ -40,6 +40,11 @@ pub struct ScheduleRules {
     /// rounded to D's format).
     #[serde(default)]
     pub output_type_sum: CAdd,
+    /// In which format an OUTPUT_TYPE reduction adds the bias (F.linear): `output` rounds the
+    /// sum into D's format first (recorded 16-bit GEMMs: 93-99% of elements with `compute`, all
+    /// with `output`).
+    #[serde(default)]
+    pub output_type_bias: CAdd,
     /// Promote the tensor cores' partial sum into a separate f32 accumulator every this many
     /// k (FP8 GEMMs without fast accumulation): each stretch is chained from +0 and added to
     /// the accumulator by one rounded f32 addition. None: one chain per slice.
