@@ -243,7 +243,7 @@ def record(out, seed, per_family, fresh, paths):
     rng = np.random.default_rng(seed)
     info = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
     drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    hexw = {1: 2, 2: 4, 4: 8, 8: 16}
+    provenance = {"gpu": info["gpu"], "driver": drv, "torch": info["torch"], "cublas": "13.1.0"}
     n_out = 0
     with gzip_open(out) as f:
         for path in paths:
@@ -257,21 +257,8 @@ def record(out, seed, per_family, fresh, paths):
                 if PATHS[path][0] == PATHS[path][1] and PATHS[path][0] in ("float16", "bfloat16") and gi % 2 == 0:
                     jobs.append({"path": path, "seed": seed * 100000 + len(jobs), "m": m, "n": n, "k": k, "beta": 0, "idx": idx(),
                                  "kind": "linear", "bias": 1, "layout": "bt"})
-            ok = 0
-            for j, line, bits in run_jobs(jobs, os.path.dirname(os.path.abspath(out)), "rec"):
-                rec = {"path": path, "gpu": info["gpu"], "driver": drv, "torch": info["torch"], "cublas": "13.1.0",
-                       "seed": j["seed"], "m": j["m"], "n": j["n"], "k": j["k"], "beta": j["beta"]}
-                if line is not None:
-                    ok += line["d"][1] == j["n"] and line["d"][2] == j["m"]
-                    rec["config"] = " ".join(f"{a}={b}" for a, b in line["algo"].items())
-                for key in ("bias", "layout"):
-                    if key in j:
-                        rec[key] = j[key]
-                if j["idx"] is not None:
-                    rec["idx"] = j["idx"]
-                rec["d"] = [format(int(x), f"0{hexw[bits.dtype.itemsize]}x") for x in bits]
-                f.write(json.dumps(rec) + "\n")
-                n_out += 1
+            ok = write_records(f, jobs, os.path.dirname(os.path.abspath(out)), provenance)
+            n_out += len(jobs)
             print(f"{path}: {len(jobs)} GEMMs ({ok} with a matching logged configuration) in {time.time()-t:.1f}s", flush=True)
         for path, fa, fb, fast in SCALED:
             t = time.time()
@@ -280,20 +267,29 @@ def record(out, seed, per_family, fresh, paths):
                 idx = None if m * n <= 4096 else sorted(rng.choice(m * n, 1024, replace=False).tolist())
                 jobs.append({"path": path, "seed": seed * 100000 + len(jobs), "m": m, "n": n, "k": k, "beta": 0, "idx": idx,
                              "kind": "scaled_mm", "fp8": fa, "fp8_b": fb, "out": "float32", "fast": fast, "layout": "bt"})
-            ok = 0
-            for j, line, bits in run_jobs(jobs, os.path.dirname(os.path.abspath(out)), "rec"):
-                rec = {"path": path, "gpu": info["gpu"], "driver": drv, "torch": info["torch"], "cublas": "13.1.0",
-                       "seed": j["seed"], "m": j["m"], "n": j["n"], "k": j["k"], "beta": 0, "layout": "bt"}
-                if line is not None:
-                    ok += 1
-                    rec["config"] = " ".join(f"{a}={b}" for a, b in line["algo"].items())
-                if j["idx"] is not None:
-                    rec["idx"] = j["idx"]
-                rec["d"] = [format(int(x), "08x") for x in bits]
-                f.write(json.dumps(rec) + "\n")
-                n_out += 1
-            print(f"{path}: {len(jobs)} GEMMs ({ok} with a logged configuration) in {time.time()-t:.1f}s", flush=True)
+            ok = write_records(f, jobs, os.path.dirname(os.path.abspath(out)), provenance)
+            n_out += len(jobs)
+            print(f"{path}: {len(jobs)} GEMMs ({ok} with a matching logged configuration) in {time.time()-t:.1f}s", flush=True)
     print(f"{n_out} records in {out}")
+
+
+def write_records(f, jobs, outdir, provenance):
+    """Run `jobs` under the trace and write one record line each (the format `mmafuzz library
+    replay` reads); returns how many got a logged configuration of their own shape."""
+    ok = 0
+    for j, line, bits in run_jobs(jobs, outdir, "rec"):
+        rec = dict(provenance, path=j["path"], seed=j["seed"], m=j["m"], n=j["n"], k=j["k"], beta=j["beta"])
+        if line is not None:
+            ok += line["d"][1] == j["n"] and line["d"][2] == j["m"]
+            rec["config"] = " ".join(f"{a}={b}" for a, b in line["algo"].items())
+        for key in ("bias", "layout"):
+            if key in j:
+                rec[key] = j[key]
+        if j["idx"] is not None:
+            rec["idx"] = j["idx"]
+        rec["d"] = [format(int(x), f"0{2 * bits.dtype.itemsize}x") for x in bits]
+        f.write(json.dumps(rec) + "\n")
+    return ok
 
 
 SCALED = [("cublaslt.matmul.f32.e4m3.e4m3.f32", "float8_e4m3fn", "float8_e4m3fn", False),

@@ -45,7 +45,7 @@ pub fn from_order_key(key: i64, f: Format) -> u64 {
 
 /// The order key of the largest non-NaN pattern of `f` whose value is at most `r`, by binary
 /// search over the keys (no rounding code involved); a NaN `r` gives +0's key.
-pub fn floor_key(r: f64, f: Format) -> i64 {
+fn floor_key(r: f64, f: Format) -> i64 {
     if r.is_nan() {
         return 0;
     }
@@ -72,25 +72,29 @@ pub fn reference(c: &MmaCase, i: usize, j: usize) -> f64 {
     acc
 }
 
-/// D as steps from the reference (wrapping: exact for every pattern, NaNs included).
+/// One pattern of `f` as steps from an f64 reference (wrapping: exact for every pattern, NaNs
+/// included).
+pub fn step_from(bits: u64, reference: f64, f: Format) -> i64 {
+    order_key(bits, f).wrapping_sub(floor_key(reference, f))
+}
+
+/// The inverse of [`step_from`].
+pub fn bits_at_step(reference: f64, step: i64, f: Format) -> u64 {
+    let key = floor_key(reference, f).wrapping_add(step);
+    // Back into the format's key range (only matters for corrupted steps).
+    let w = f.storage_bits();
+    let key = if w < 64 { (key << (64 - w)) >> (64 - w) } else { key };
+    from_order_key(key, f) & f.mask()
+}
+
+/// D as steps from the reference.
 pub fn d_to_steps(c: &MmaCase, d: &[u64]) -> Vec<i64> {
-    (0..c.m * c.n).map(|e| order_key(d[e], c.c_fmt).wrapping_sub(floor_key(reference(c, e / c.n, e % c.n), c.c_fmt))).collect()
+    (0..c.m * c.n).map(|e| step_from(d[e], reference(c, e / c.n, e % c.n), c.c_fmt)).collect()
 }
 
 /// The inverse of [`d_to_steps`].
 pub fn steps_to_d(c: &MmaCase, steps: &[i64]) -> Vec<u64> {
-    let f = c.c_fmt;
-    let bits = f.storage_bits();
-    steps
-        .iter()
-        .enumerate()
-        .map(|(e, &s)| {
-            let key = floor_key(reference(c, e / c.n, e % c.n), f).wrapping_add(s);
-            // Back into the format's key range (only matters for corrupted steps).
-            let key = if bits < 64 { (key << (64 - bits)) >> (64 - bits) } else { key };
-            from_order_key(key, f) & f.mask()
-        })
-        .collect()
+    steps.iter().enumerate().map(|(e, &s)| bits_at_step(reference(c, e / c.n, e % c.n), s, c.c_fmt)).collect()
 }
 
 /// Whether the case is exactly what [`gen::case_at`] makes for its recorded seed.

@@ -23,14 +23,21 @@ pub enum Reduction {
 }
 
 impl Reduction {
+    /// Each scheme and its name in the log (`REDUCTION_SCHEME_<name>`).
+    const LOG_NAMES: [(Reduction, &'static str); 4] = [
+        (Reduction::None, "NONE"),
+        (Reduction::ComputeType, "COMPUTE_TYPE"),
+        (Reduction::OutputType, "OUTPUT_TYPE"),
+        (Reduction::Inplace, "INPLACE"),
+    ];
+
     fn from_log(s: &str) -> Option<Reduction> {
-        Some(match s.strip_prefix("REDUCTION_SCHEME_")? {
-            "NONE" => Reduction::None,
-            "COMPUTE_TYPE" => Reduction::ComputeType,
-            "OUTPUT_TYPE" => Reduction::OutputType,
-            "INPLACE" => Reduction::Inplace,
-            _ => return None,
-        })
+        let name = s.strip_prefix("REDUCTION_SCHEME_")?;
+        Self::LOG_NAMES.iter().find(|(_, n)| *n == name).map(|(r, _)| *r)
+    }
+
+    fn log_name(self) -> &'static str {
+        Self::LOG_NAMES.iter().find(|(r, _)| *r == self).map(|(_, n)| *n).expect("every scheme is named")
     }
 }
 
@@ -92,6 +99,25 @@ impl KernelConfig {
             .map(|kv| kv.split_once('=').ok_or_else(|| ConfigError(format!("'{kv}' is not key=value"))))
             .collect::<Result<_, _>>()?;
         KernelConfig::from_pairs(pairs)
+    }
+
+    /// Back to the log's `key=value` text (what [`KernelConfig::from_log`] reads).
+    pub fn to_log(&self) -> String {
+        let mut parts = vec![format!("algoId={}", self.algo)];
+        if let Some(t) = &self.tile {
+            parts.push(format!("tile=MATMUL_TILE_{t}"));
+        }
+        if let Some(s) = &self.stages {
+            parts.push(format!("stages=MATMUL_STAGES_{s}"));
+        }
+        if self.split_k != 1 {
+            parts.push(format!("reductionScheme=REDUCTION_SCHEME_{}", self.reduction.log_name()));
+            parts.push(format!("numSplitsK={}", self.split_k));
+        }
+        for (k, v) in &self.other {
+            parts.push(format!("{k}={v}"));
+        }
+        parts.join(" ")
     }
 
     /// The K depth of one pipeline stage, if the configuration names one.

@@ -6,7 +6,7 @@ use super::config::{KernelConfig, Reduction};
 use super::schedule::{CAdd, InputConversion, Plan, PlanError};
 use super::LibraryModel;
 use crate::case::MmaCase;
-use crate::format::{Format, Rounding};
+use crate::format::{Class, Format, Overflow, Rounding};
 use crate::model::{Emulator, EmulatorError};
 
 /// A GEMM's operands: A m×k, B k×n, C m×n (None: β = 0), row-major raw bits in the model's
@@ -188,18 +188,12 @@ pub fn round_to(f: Format, x: f64) -> u64 {
 }
 
 fn round_with(f: Format, x: f64, rnd: Rounding) -> u64 {
-    if x.is_nan() {
-        return f.nan_bits(false, 0);
+    let d = Format::F64.decode(x.to_bits());
+    match d.class {
+        Class::Nan => f.nan_bits(false, 0),
+        Class::Inf => f.inf_bits(d.neg),
+        Class::Zero | Class::Finite => f.round(d.neg, d.sig as u128, d.exp, false, rnd, Overflow::Ieee),
     }
-    if x.is_infinite() {
-        return f.inf_bits(x < 0.0);
-    }
-    let bits = x.to_bits();
-    let neg = bits >> 63 == 1;
-    let field = ((bits >> 52) & 0x7ff) as i32;
-    let frac = bits & ((1u64 << 52) - 1);
-    let (mag, exp) = if field == 0 { (frac, -1074) } else { (frac | (1u64 << 52), field - 1075) };
-    f.round(neg, mag as u128, exp, false, rnd, crate::format::Overflow::Ieee)
 }
 
 #[cfg(test)]

@@ -147,20 +147,16 @@ impl GemmRecord {
 
     /// Elements (row-major index, recorded bits), regenerating the operands for `d_steps`.
     pub fn elements(&self, model: &LibraryModel) -> Result<Vec<(usize, u64)>, RecordError> {
+        self.elements_with(model, &self.operands_for(model, &self.indices()))
+    }
+
+    /// [`GemmRecord::elements`] with the operands already regenerated (at least the recorded
+    /// elements' rows and columns).
+    fn elements_with(&self, model: &LibraryModel, g: &Gemm) -> Result<Vec<(usize, u64)>, RecordError> {
         let f = model.rules.output;
         let idx = self.indices();
         if let Some(steps) = &self.d_steps {
-            let g = self.operands_for(model, &idx);
-            return Ok(idx
-                .into_iter()
-                .zip(steps)
-                .map(|(e, &s)| {
-                    let key = codec::floor_key(reference(&g, model, e / g.n, e % g.n), f).wrapping_add(s);
-                    let bits = f.storage_bits();
-                    let key = if bits < 64 { (key << (64 - bits)) >> (64 - bits) } else { key };
-                    (e, codec::from_order_key(key, f) & f.mask())
-                })
-                .collect());
+            return Ok(idx.into_iter().zip(steps).map(|(e, &s)| (e, codec::bits_at_step(reference(g, model, e / g.n, e % g.n), s, f))).collect());
         }
         idx.into_iter()
             .zip(&self.d)
@@ -194,15 +190,12 @@ impl GemmRecord {
     /// The compact corpus form: at most `max_elements` of the recorded elements (evenly
     /// spread), D as steps from the reference. Exact: `elements` gives the same bits back.
     pub fn compact(&self, model: &LibraryModel, max_elements: usize) -> Result<GemmRecord, RecordError> {
-        let all = self.elements(model)?;
+        let g = self.operands_for(model, &self.indices());
+        let all = self.elements_with(model, &g)?;
         let stride = all.len().div_ceil(max_elements.max(1)).max(1);
         let kept: Vec<(usize, u64)> = all.into_iter().step_by(stride).collect();
-        let g = self.operands_for(model, &kept.iter().map(|&(e, _)| e).collect::<Vec<_>>());
         let f = model.rules.output;
-        let steps = kept
-            .iter()
-            .map(|&(e, bits)| codec::order_key(bits, f).wrapping_sub(codec::floor_key(reference(&g, model, e / g.n, e % g.n), f)))
-            .collect();
+        let steps = kept.iter().map(|&(e, bits)| codec::step_from(bits, reference(&g, model, e / g.n, e % g.n), f)).collect();
         let mut out = self.clone();
         out.idx = if kept.len() == self.m * self.n { None } else { Some(kept.iter().map(|&(e, _)| e as u64).collect()) };
         out.d = vec![];
@@ -240,9 +233,9 @@ pub struct Replayed {
 /// has one (the table's otherwise), and compare bit for bit.
 pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, RecordError> {
     let out = model.rules.output;
-    let want = record.elements(model)?;
+    let g = record.operands_for(model, &record.indices());
+    let want = record.elements_with(model, &g)?;
     let emu = LibraryEmulator::new(model);
-    let g = record.operands_for(model, &want.iter().map(|&(e, _)| e).collect::<Vec<_>>());
     let config = match record.kernel_config()? {
         Some(c) => c,
         None => match emu.config(&g) {

@@ -115,33 +115,6 @@ impl ConfigTable {
     }
 }
 
-impl KernelConfig {
-    /// Back to the log's `key=value` text (what `from_log` reads).
-    pub fn to_log(&self) -> String {
-        let mut parts = vec![format!("algoId={}", self.algo)];
-        if let Some(t) = &self.tile {
-            parts.push(format!("tile=MATMUL_TILE_{t}"));
-        }
-        if let Some(s) = &self.stages {
-            parts.push(format!("stages=MATMUL_STAGES_{s}"));
-        }
-        if self.split_k != 1 {
-            let scheme = match self.reduction {
-                super::Reduction::None => "NONE",
-                super::Reduction::ComputeType => "COMPUTE_TYPE",
-                super::Reduction::OutputType => "OUTPUT_TYPE",
-                super::Reduction::Inplace => "INPLACE",
-            };
-            parts.push(format!("reductionScheme=REDUCTION_SCHEME_{scheme}"));
-            parts.push(format!("numSplitsK={}", self.split_k));
-        }
-        for (k, v) in &self.other {
-            parts.push(format!("{k}={v}"));
-        }
-        parts.join(" ")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
