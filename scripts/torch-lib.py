@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs on the GPU machine (python3 with PyTorch): library GEMMs as PyTorch runs them.
 
-    python3 scripts/torch-lib.py configs OUT.jsonl [PATH ...]   kernel configuration per shape
-    python3 scripts/torch-lib.py record OUT.jsonl.gz SEED PER_FAMILY FRESH [PATH ...]
+    python3 scripts/torch-lib.py configs OUT.jsonl [--big] [PATH ...]   kernel configuration per shape
+    python3 scripts/torch-lib.py record OUT.jsonl.gz SEED PER_FAMILY FRESH [PATH ...] [--shapes STEER.json]
 
 `configs` runs torch.mm at a grid of shapes in a child process with cuBLASLt's log on and reads
 the algorithm cuBLASLt ran for each call (tile, stages, split-K, reduction scheme, ...).
@@ -85,11 +85,13 @@ def parse_log(path):
     return out
 
 
-def grid():
+def grid(big=False):
+    """The learned grid: m·n·k up to 2^34, or with `big` the shapes above that up to 2^40."""
     ms = [1, 2, 8, 16, 17, 31, 32, 64, 100, 127, 128, 129, 192, 256, 384, 512, 768, 1000, 1024, 1536, 2048, 3072, 4096, 8192]
     ks = [8, 16, 24, 31, 32, 48, 64, 100, 128, 256, 257, 512, 1000, 1024, 1025, 1536, 2048, 3000, 4096, 4097, 5000,
           6144, 8192, 12288, 16384, 32768]
-    return [(m, n, k) for m in ms for n in ms for k in ks if m * n * k <= 2 ** 34]
+    lo, hi = (2 ** 34, 2 ** 40) if big else (0, 2 ** 34)
+    return [(m, n, k) for m in ms for n in ms for k in ks if lo < m * n * k <= hi]
 
 
 CHILD = r'''
@@ -112,9 +114,12 @@ print(len(shapes))
 '''
 
 
-def configs(out, paths):
+def configs(out, paths, big=False):
+    import torch
+    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    prov = {"gpu": torch.cuda.get_device_name(), "driver": drv, "torch": torch.__version__, "cublas": "13.1.0"}
     outdir = os.path.dirname(os.path.abspath(out))
-    shapes = grid()
+    shapes = grid(big)
     shape_file = os.path.join(outdir, "shapes.json")
     with open(shape_file, "w") as f:
         json.dump(shapes, f)
@@ -136,7 +141,7 @@ def configs(out, paths):
                 for (m, n, k), line in zip(shapes, lines):
                     # cuBLAS sees the transposed problem: its A is our B (rows = n), its B our A.
                     ok = line["d"][1] == n and line["d"][2] == m
-                    f.write(json.dumps({"path": path, "m": m, "n": n, "k": k, "beta": beta, "matched": ok,
+                    f.write(json.dumps({**prov, "path": path, "m": m, "n": n, "k": k, "beta": beta, "matched": ok,
                                         "fn": line["fn"], "algo": line["algo"], "workspace": line["workspace"]}) + "\n")
                 print(f"{path} beta={beta}: {len(lines)} shapes in {time.time()-t:.1f}s", flush=True)
     os.remove(shape_file)
@@ -238,7 +243,7 @@ def run_jobs(jobs, outdir, tag):
     return [(j, line, d[f"j{i}"]) for i, (j, line) in enumerate(zip(jobs, lines))]
 
 
-def record(out, seed, per_family, fresh, paths):
+def record(out, seed, per_family, fresh, paths, steered=None):
     import torch
     rng = np.random.default_rng(seed)
     info = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
@@ -249,6 +254,17 @@ def record(out, seed, per_family, fresh, paths):
         for path in paths:
             t = time.time()
             jobs = []
+            if steered is not None:
+                # Shapes chosen by `mmafuzz library coverage --steer`: each with its own beta.
+                for s in (s for s in steered if s["path"] == path):
+                    m, n, k = s["m"], s["n"], s["k"]
+                    idx = None if m * n <= 4096 else sorted(rng.choice(m * n, 1024, replace=False).tolist())
+                    jobs.append({"path": path, "seed": seed * 100000 + len(jobs), "m": m, "n": n, "k": k, "beta": s["beta"], "idx": idx})
+                if jobs:
+                    ok = write_records(f, jobs, os.path.dirname(os.path.abspath(out)), provenance)
+                    n_out += len(jobs)
+                    print(f"{path}: {len(jobs)} steered GEMMs ({ok} with a matching logged configuration) in {time.time()-t:.1f}s", flush=True)
+                continue
             shapes = table_shapes(path, per_family, rng) + fresh_shapes(rng, fresh)
             for gi, (m, n, k) in enumerate(shapes):
                 idx = lambda: None if m * n <= 4096 else sorted(rng.choice(m * n, 1024, replace=False).tolist())
@@ -260,7 +276,7 @@ def record(out, seed, per_family, fresh, paths):
             ok = write_records(f, jobs, os.path.dirname(os.path.abspath(out)), provenance)
             n_out += len(jobs)
             print(f"{path}: {len(jobs)} GEMMs ({ok} with a matching logged configuration) in {time.time()-t:.1f}s", flush=True)
-        for path, fa, fb, fast in SCALED:
+        for path, fa, fb, fast in ([] if steered is not None else SCALED):
             t = time.time()
             jobs = []
             for (m, n, k) in scaled_shapes(rng, per_family + fresh):
@@ -313,9 +329,17 @@ def gzip_open(path):
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "configs":
-        configs(sys.argv[2], sys.argv[3:] or list(PATHS))
+        # configs OUT.jsonl [--big] [PATH ...]
+        rest = [a for a in sys.argv[3:] if a != "--big"]
+        configs(sys.argv[2], rest or list(PATHS), big="--big" in sys.argv[3:])
     elif mode == "record":
-        # record OUT.jsonl.gz SEED PER_FAMILY FRESH [PATH ...]
-        record(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:] or list(PATHS))
+        # record OUT.jsonl.gz SEED PER_FAMILY FRESH [PATH ...] [--shapes STEER.json]
+        args = sys.argv[6:]
+        steered = None
+        if "--shapes" in args:
+            i = args.index("--shapes")
+            steered = json.load(open(args[i + 1]))
+            args = args[:i] + args[i + 2:]
+        record(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), args or list(PATHS), steered)
     else:
         raise SystemExit(__doc__)

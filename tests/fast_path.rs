@@ -3,13 +3,15 @@
 //! held to MPFR and to the seed probes).
 
 use mmafuzz::bench::SHAPES;
-use mmafuzz::model::embedded_model_names;
+use mmafuzz::model::{embedded_arch_model_names, embedded_model_names};
 use mmafuzz::{gen, Emulator, Model};
 use rand::{Rng, SeedableRng};
 
 #[test]
 fn lane_kernel_equals_general_path() {
     let mut models: Vec<Model> = embedded_model_names().iter().map(|n| Model::load(n).unwrap()).collect();
+    // The measured per-path models (instruction chains of the library models among them).
+    models.extend(embedded_arch_model_names().iter().map(|n| Model::load(n).unwrap()));
     // Knob settings the library does not use yet, so that every lane-kernel branch is exercised.
     for (name, knobs) in [
         ("floor-fieldsum", "[blocks]\nwidth = 8\nc = \"fused\"\n[align]\nmode = \"floor\"\nexponent = \"field_sum\"\nextra_bits = 2\n[accumulator]\nformat = \"f32\"\nrounding = \"rne\""),

@@ -11,9 +11,9 @@ use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 pub struct GemmArgs {
-    /// Model name or file.
-    #[arg(long)]
-    model: String,
+    /// Model name or file (not needed with --scheme, whose steps name their models).
+    #[arg(long, required_unless_present = "scheme")]
+    model: Option<String>,
     /// The problem: `fttn` is FTTN §V's D = C - A·B with m = n = k = 8192.
     #[arg(long, default_value = "fttn")]
     example: String,
@@ -50,15 +50,28 @@ pub struct GemmArgs {
     /// default: the model's learned table for this shape.
     #[arg(long)]
     config: Option<String>,
+    /// With --a/--b as f32 matrices: run a precision scheme of library GEMMs instead of one
+    /// (markidis3/markidis4: Markidis et al.'s FP16 refinement A16·B16 + R_A·B16 + A16·R_B
+    /// [+ R_A·R_B], each product added by torch.addmm(D, X, Y, out_dtype=float32); f16, f32,
+    /// tf32: one plain GEMM). Each step's kernel comes from its model's learned table.
+    #[arg(long, value_enum, requires_all = ["a", "b", "out"], conflicts_with_all = ["c", "bias", "config", "model"])]
+    scheme: Option<mmafuzz::library::scheme::Scheme>,
+    /// With --scheme: also report D's error against the exact product (MPFR) on this many
+    /// elements (a block of random rows and columns).
+    #[arg(long, requires = "scheme")]
+    error_samples: Option<usize>,
 }
 
 pub fn gemm(args: GemmArgs) -> anyhow::Result<ExitCode> {
+    if let Some(scheme) = args.scheme {
+        return gemm_scheme(&args, scheme);
+    }
     if args.a.is_some() {
         return gemm_npy(&args);
     }
     anyhow::ensure!(args.example == "fttn", "unknown example '{}' (available: fttn)", args.example);
     let problem = fttn_example();
-    let model = Model::load(&args.model)?;
+    let model = Model::load(args.model.as_deref().expect("clap requires --model"))?;
     let schedule = Schedule { c_entry: args.c_entry, split_k: args.split_k.max(1), ..FTTN_SCHEDULE };
     let which: Vec<(usize, usize)> = if args.all {
         (0..problem.m).flat_map(|i| (0..problem.n).map(move |j| (i, j))).collect()
@@ -110,8 +123,7 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
     use mmafuzz::library::gemm::{Gemm, LibraryEmulator};
     use mmafuzz::library::{npy, KernelConfig, LibraryError, LibraryModel};
-    use rayon::prelude::*;
-    let lm = match LibraryModel::load(&args.model, None) {
+    let lm = match LibraryModel::load(args.model.as_deref().expect("clap requires --model"), None) {
         Err(LibraryError::NotLibrary(m)) => anyhow::bail!("--a needs a library model (sm90:cublas... or sm90:cublaslt..., see `mmafuzz library list`); '{m}' is an instruction model"),
         other => other?,
     };
@@ -142,16 +154,8 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
     let bar = ProgressBar::new((m * n) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} elements {per_sec} eta {eta}").expect("valid template"));
     let start = Instant::now();
-    let rows: Vec<Vec<u64>> = (0..m)
-        .into_par_iter()
-        .map(|i| {
-            let row = (0..n).map(|j| emu.element(&g, &plan, i, j)).collect::<Result<Vec<u64>, _>>();
-            bar.inc(n as u64);
-            row
-        })
-        .collect::<Result<_, _>>()?;
+    let d = emu.run(&g, &plan, &|done| bar.inc(done as u64))?;
     bar.finish_and_clear();
-    let d: Vec<u64> = rows.concat();
     npy::write(out, r.output, &[m, n], &d).with_context(|| format!("cannot write {}", out.display()))?;
     let secs = start.elapsed().as_secs_f64();
     println!(
@@ -161,5 +165,47 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
         out.display(),
         (m * n * k) as f64 / secs
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A precision scheme of library GEMMs on f32 .npy matrices, every element, D written as f32.
+fn gemm_scheme(args: &GemmArgs, scheme: mmafuzz::library::scheme::Scheme) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    use mmafuzz::format::Format;
+    use mmafuzz::library::npy;
+    use mmafuzz::library::scheme::{errors, run, SchemeProblem};
+    let (a_path, b_path, out) = (args.a.as_ref().expect("clap requires --a"), args.b.as_ref().expect("clap requires --b"), args.out.as_ref().expect("clap requires --out"));
+    let (a, b) = (npy::read(a_path, Format::F32)?, npy::read(b_path, Format::F32)?);
+    let (&[m, k], &[kb, n]) = (a.shape.as_slice(), b.shape.as_slice()) else {
+        anyhow::bail!("A and B must be 2-D (A is {:?}, B is {:?})", a.shape, b.shape);
+    };
+    anyhow::ensure!(k == kb, "A is {m}×{k} but B is {kb}×{n}: the inner dimensions differ");
+    let (a, b): (Vec<u32>, Vec<u32>) = (a.bits.iter().map(|&x| x as u32).collect(), b.bits.iter().map(|&x| x as u32).collect());
+    let steps = scheme.steps().len();
+    let bar = ProgressBar::new((steps * m * n) as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} elements (all steps) {per_sec} eta {eta}").expect("valid template"));
+    let start = Instant::now();
+    let whole = SchemeProblem { m, n, k, rows: m, cols: n, a, b };
+    let d = run(scheme, &whole, &[], &|done| bar.inc(done as u64)).map_err(|e| anyhow::anyhow!("{}: {e}", scheme.name()))?;
+    bar.finish_and_clear();
+    npy::write(out, Format::F32, &[m, n], &d).with_context(|| format!("cannot write {}", out.display()))?;
+    println!("{m}x{n}x{k}, scheme {} ({steps} library GEMMs): D written to {} in {:.2} s", scheme.name(), out.display(), start.elapsed().as_secs_f64());
+    if let Some(samples) = args.error_samples {
+        let side = ((samples as f64).sqrt().ceil() as usize).max(1);
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(1);
+        let pick = |rng: &mut rand_xoshiro::Xoshiro256PlusPlus, len: usize| {
+            let mut v: Vec<usize> = rand::seq::index::sample(rng, len, side.min(len)).into_vec();
+            v.sort_unstable();
+            v
+        };
+        let (rows, cols) = (pick(&mut rng, m), pick(&mut rng, n));
+        let block = SchemeProblem::block(m, n, k, &rows, &cols, |x| whole.a[x], |x| whole.b[x]);
+        let d_block: Vec<u64> = rows.iter().flat_map(|&i| cols.iter().map(move |&j| i * n + j)).map(|e| d[e]).collect();
+        let e = errors(&block, &d_block);
+        println!(
+            "error against the exact product (MPFR) on {} elements: max relative {:.3e}, mean relative {:.3e}, Frobenius relative {:.3e}",
+            e.elements, e.max_rel, e.mean_rel, e.norm_rel
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -52,10 +52,53 @@ pub enum LibraryCommand {
         /// Print every record, not only the summary.
         #[arg(long, short)]
         verbose: bool,
+        /// Also print a table per path and shape class (GEMV-like, small m·n with K >= 4096,
+        /// K >= 4096, sizes not multiples of 16, multiples of 16).
+        #[arg(long)]
+        by_shape: bool,
         /// Write the ratchet these results meet (TOML; what tests/library_replay.rs holds the
         /// corpus to), replacing the file atomically.
         #[arg(long)]
         write_ratchet: Option<PathBuf>,
+    },
+    /// Learn kernel choices: merge the lines of `scripts/torch-lib.py configs` (the kernel
+    /// cuBLASLt logged per shape) into each path's table, DIR/<path>.configs.tsv.gz, replacing
+    /// what a shape had; written atomically. Rebuild to embed the tables in the binary.
+    Learn {
+        #[arg(required = true)]
+        configs: Vec<PathBuf>,
+        #[arg(long, default_value = "models/sm90/cublas")]
+        tables: PathBuf,
+    },
+    /// Shape coverage: per path, how many of the kernel configurations in the learned table the
+    /// recorded GEMMs reached (coverage = distinct configurations), and the most used ones not
+    /// reached. With --steer, write shapes to record next (`scripts/torch-lib.py record ...
+    /// --shapes FILE`): one per unreached configuration, then fresh off-grid shapes.
+    Coverage {
+        /// Recorded GEMMs (corpus/library/*.jsonl.gz or a GPU script's output).
+        #[arg(required = true)]
+        records: Vec<PathBuf>,
+        /// Write this many shapes per path to --out.
+        #[arg(long, requires = "out")]
+        steer: Option<usize>,
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Largest m·n·k of a steered shape.
+        #[arg(long, default_value_t = 1 << 33)]
+        max_mnk: usize,
+    },
+    /// Replay GPU runs of the precision refinement schemes (scripts/torch-scheme.py: Markidis
+    /// et al.'s three- and four-product FP16 refinement beside plain FP16, FP32 and TF32
+    /// GEMMs): emulate every step with its logged kernel, compare with the GPU bit for bit, and
+    /// print each scheme's error against the exact product (MPFR) per matrix size.
+    Scheme {
+        #[arg(required = true)]
+        records: Vec<PathBuf>,
+        /// Skip the MPFR error table (only the bitwise comparison).
+        #[arg(long)]
+        no_errors: bool,
     },
 }
 
@@ -64,9 +107,12 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::List => list(),
         LibraryCommand::Config { model, m, n, k, beta } => config(&model, m, n, k, beta),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),
-        LibraryCommand::Replay { records, model, table, verbose, write_ratchet } => {
-            replay(&records, model.as_deref(), table.as_deref(), verbose, write_ratchet.as_deref())
+        LibraryCommand::Replay { records, model, table, verbose, by_shape, write_ratchet } => {
+            replay(&records, model.as_deref(), table.as_deref(), verbose, by_shape, write_ratchet.as_deref())
         }
+        LibraryCommand::Scheme { records, no_errors } => scheme(&records, !no_errors),
+        LibraryCommand::Learn { configs, tables } => learn(&configs, &tables),
+        LibraryCommand::Coverage { records, steer, out, seed, max_mnk } => coverage(&records, steer, out.as_deref(), seed, max_mnk),
     }
 }
 
@@ -97,12 +143,14 @@ fn config(model: &str, m: usize, n: usize, k: usize, beta: bool) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
-fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path>, verbose: bool, ratchet: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path>, verbose: bool, by_shape: bool, ratchet: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
     let mut summary = Summary::new();
+    let mut shapes = Summary::new();
     for file in files {
         let text = read_records(file)?;
         replay_text(&text, &mut models, model.map(|m| (m, table)), &mut summary, |rec, r| {
+            shapes.entry((rec.path.clone(), mmafuzz::library::record::shape_class(rec.m, rec.n, rec.k).to_string())).or_default().add(r);
             if !verbose {
                 return;
             }
@@ -121,6 +169,14 @@ fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path
         .map_err(|(line, e)| anyhow::anyhow!("{} line {line}: {e}", file.display()))?;
     }
     print_summary(&summary);
+    if by_shape {
+        println!();
+        println!("{:<46} {:<26} {:>6} {:>6} {:>8} {:>10}", "path", "shape class", "GEMMs", "exact", "declined", "elements");
+        for ((path, class), t) in &shapes {
+            let fraction = if t.elements == 0 { "-".to_string() } else { format!("{:.2}%", 100.0 * t.fraction()) };
+            println!("{path:<46} {class:<26} {:>6} {:>6} {:>8} {fraction:>10}", t.gemms, t.exact, t.skipped);
+        }
+    }
     if let Some(file) = ratchet {
         let text = format!(
             "# What `cargo test` (tests/library_replay.rs) holds corpus/library to, per path and kernel family:\n# at least min_gemms replayed, at least min_fraction of their elements reproduced (1.0: every GEMM\n# exact). Written by `mmafuzz library replay corpus/library/*.jsonl.gz --write-ratchet FILE`.\n\n{}",
@@ -193,6 +249,152 @@ fn import(files: &[PathBuf], corpus: &std::path::Path, max_elements: usize) -> a
         }
         mmafuzz::store::write_lines_atomically(&file, &all).with_context(|| format!("cannot write {}", file.display()))?;
         println!("{}: {} GEMMs ({} new)", file.display(), all.len(), all.len() - before);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn scheme(files: &[PathBuf], with_errors: bool) -> anyhow::Result<ExitCode> {
+    use mmafuzz::library::scheme::{errors, SchemeRecord};
+    let mut recs = Vec::new();
+    for file in files {
+        let text = read_records(file)?;
+        for (no, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            recs.push(SchemeRecord::parse(line).map_err(|e| anyhow::anyhow!("{} line {}: {e}", file.display(), no + 1))?);
+        }
+    }
+    if with_errors {
+        println!("error of D against the exact product of the f32 inputs (MPFR), on each record's 32x32 block of D");
+    }
+    println!("{:>6} {:<10} {:>9} {:>9}{}", "N", "scheme", "elements", "bitwise", if with_errors { "  max rel err  mean rel err  Frobenius rel" } else { "" });
+    let (mut total, mut equal) = (0, 0);
+    let mut gpus = std::collections::BTreeSet::new();
+    let mut declined = 0;
+    for rec in &recs {
+        let r = match rec.replay() {
+            Ok(r) => r,
+            Err(e) => {
+                declined += rec.d.len();
+                println!("{:>6} {:<10} {:>9} {:>9}  not emulated: {e}", rec.n, rec.scheme, rec.d.len(), "-");
+                continue;
+            }
+        };
+        total += r.elements;
+        equal += r.equal;
+        gpus.insert(format!("{}, driver {}, torch {}", rec.gpu, rec.driver, rec.torch));
+        let errs = if with_errors {
+            let e = errors(&r.problem, &r.gpu);
+            format!("  {:>11.3e}  {:>12.3e}  {:>13.3e}", e.max_rel, e.mean_rel, e.norm_rel)
+        } else {
+            String::new()
+        };
+        let miss = r.first_miss.map(|(i, j, g, m)| format!("  first miss ({i},{j}): GPU {g:08x}, model {m:08x}")).unwrap_or_default();
+        println!("{:>6} {:<10} {:>9} {:>9}{errs}{miss}", rec.n, r.scheme.name(), r.elements, r.equal);
+    }
+    for g in gpus {
+        println!("recorded on {g}");
+    }
+    println!("{equal} of {total} emulated elements bitwise equal to the GPU{}", if declined > 0 { format!("; {declined} elements of kernels not modelled yet") } else { String::new() });
+    Ok(if equal == total && declined == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// One line of `scripts/torch-lib.py configs`.
+#[derive(serde::Deserialize)]
+struct ConfigLine {
+    path: String,
+    m: usize,
+    n: usize,
+    k: usize,
+    beta: u8,
+    /// Whether the logged call had this shape (cuBLAS sees n×m).
+    matched: bool,
+    algo: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    gpu: Option<String>,
+    #[serde(default)]
+    driver: Option<String>,
+    #[serde(default)]
+    torch: Option<String>,
+}
+
+fn learn(files: &[PathBuf], dir: &std::path::Path) -> anyhow::Result<ExitCode> {
+    use mmafuzz::library::{ConfigTable, KernelConfig};
+    let mut by_path: BTreeMap<String, Vec<(ConfigLine, KernelConfig)>> = BTreeMap::new();
+    let mut unmatched = 0;
+    for file in files {
+        let text = read_records(file)?;
+        for (no, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let at = || format!("{} line {}", file.display(), no + 1);
+            let c: ConfigLine = serde_json::from_str(line).with_context(at)?;
+            anyhow::ensure!(c.beta <= 1, "{}: beta {} is not 0 or 1", at(), c.beta);
+            if !c.matched {
+                unmatched += 1;
+                continue;
+            }
+            let text = c.algo.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect::<Vec<_>>().join(" ");
+            let config = KernelConfig::from_log(&text).with_context(at)?;
+            by_path.entry(c.path.clone()).or_default().push((c, config));
+        }
+    }
+    for (path, lines) in by_path {
+        let file = dir.join(format!("{path}.configs.tsv.gz"));
+        let mut table = match mmafuzz::store::read_text(&file) {
+            Ok(b) => ConfigTable::parse(&String::from_utf8(b).with_context(|| format!("{} is not UTF-8", file.display()))?).with_context(|| file.display().to_string())?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ConfigTable::default(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        };
+        let before = table.len();
+        let first = &lines[0].0;
+        let source = [first.gpu.as_deref().map(|g| g.to_string()), first.driver.as_deref().map(|d| format!("driver {d}")), first.torch.as_deref().map(|t| format!("torch {t}"))]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ");
+        for (c, config) in &lines {
+            table.insert(c.m, c.n, c.k, c.beta == 1, config.clone());
+        }
+        table.provenance.push(format!("{} shapes merged by `mmafuzz library learn` on {}{}", lines.len(), mmafuzz::store::today_utc(), if source.is_empty() { String::new() } else { format!(" ({source})") }));
+        mmafuzz::store::write_atomically(&file, table.to_text().as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
+        println!("{}: {} shapes ({} new, {} distinct kernels)", file.display(), table.len(), table.len() - before, table.distinct());
+    }
+    if unmatched > 0 {
+        println!("{unmatched} lines skipped: the logged call did not have the line's shape");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn coverage(files: &[PathBuf], steer: Option<usize>, out: Option<&std::path::Path>, seed: u64, max_mnk: usize) -> anyhow::Result<ExitCode> {
+    use mmafuzz::library::coverage::{coverage, steer as steer_shapes};
+    use mmafuzz::library::KernelConfig;
+    use std::collections::HashSet;
+    let mut seen: BTreeMap<String, HashSet<KernelConfig>> = BTreeMap::new();
+    for file in files {
+        let text = read_records(file)?;
+        for (no, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let rec = GemmRecord::parse(line).with_context(|| format!("{} line {}", file.display(), no + 1))?;
+            let set = seen.entry(rec.path.clone()).or_default();
+            if let Some(c) = rec.kernel_config().with_context(|| format!("{} line {}", file.display(), no + 1))? {
+                set.insert(c);
+            }
+        }
+    }
+    println!("{:<46} {:>8} {:>8} {:>7} {:>12}  most used kernel not reached", "path", "kernels", "reached", "beyond", "table shapes");
+    let mut jobs = Vec::new();
+    for (path, set) in &seen {
+        let lm = LibraryModel::load(&format!("sm90:{path}"), None)?;
+        let c = coverage(&lm.table, set);
+        let top = c.unreached.first().map(|(k, n)| format!("{k} ({n} shapes)")).unwrap_or_else(|| "-".into());
+        let share = if c.shapes == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * c.shapes_reached as f64 / c.shapes as f64) };
+        println!("{path:<46} {:>8} {:>8} {:>7} {share:>12}  {top}", c.table_configs, c.reached, c.beyond_table);
+        if let Some(count) = steer {
+            if !lm.table.is_empty() {
+                jobs.extend(steer_shapes(path, &lm.table, set, count, max_mnk, seed));
+            }
+        }
+    }
+    if let Some(out) = out {
+        let text = serde_json::to_string_pretty(&jobs)?;
+        mmafuzz::store::write_atomically(out, text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;
+        println!("{} shapes to record written to {} ({} for unreached kernels)", jobs.len(), out.display(), jobs.iter().filter(|j| j.why == "unseen").count());
     }
     Ok(ExitCode::SUCCESS)
 }

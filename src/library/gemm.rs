@@ -8,6 +8,12 @@ use super::LibraryModel;
 use crate::case::MmaCase;
 use crate::format::{Class, Format, Overflow, Rounding};
 use crate::model::{Emulator, EmulatorError};
+use std::ops::Range;
+
+/// Rows and columns of D emulated together: B's operands are prepared once per block of
+/// columns and reused by every row (the lane kernel reads eight columns at a time).
+const BLOCK_ROWS: usize = 128;
+const BLOCK_COLS: usize = 128;
 
 /// A GEMM's operands: A m×k, B k×n, C m×n (None: β = 0), row-major raw bits in the model's
 /// input and output formats.
@@ -74,26 +80,75 @@ impl<'a> LibraryEmulator<'a> {
         Ok(())
     }
 
-    /// Element (i, j) of D under `plan`.
+    /// Every element of D under `plan`, row-major, blocks of it in parallel (rayon);
+    /// `progress` hears how many elements each finished block held.
+    pub fn run(&self, g: &Gemm, plan: &Plan, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<u64>, GemmError> {
+        use rayon::prelude::*;
+        let blocks: Vec<(Range<usize>, Range<usize>)> = (0..g.m)
+            .step_by(BLOCK_ROWS)
+            .flat_map(|i| (0..g.n).step_by(BLOCK_COLS).map(move |j| (i..(i + BLOCK_ROWS).min(g.m), j..(j + BLOCK_COLS).min(g.n))))
+            .collect();
+        let done: Vec<Vec<u64>> = blocks
+            .par_iter()
+            .map(|(rows, cols)| {
+                let d = self.block(g, plan, rows.clone(), cols.clone());
+                progress(rows.len() * cols.len());
+                d
+            })
+            .collect::<Result<_, _>>()?;
+        let mut d = vec![0u64; g.m * g.n];
+        for ((rows, cols), block) in blocks.iter().zip(done) {
+            for (ti, i) in rows.clone().enumerate() {
+                d[i * g.n + cols.start..i * g.n + cols.end].copy_from_slice(&block[ti * cols.len()..(ti + 1) * cols.len()]);
+            }
+        }
+        Ok(d)
+    }
+
+    /// Element (i, j) of D under `plan` (a 1×1 block).
     pub fn element(&self, g: &Gemm, plan: &Plan, i: usize, j: usize) -> Result<u64, GemmError> {
+        Ok(self.block(g, plan, i..i + 1, j..j + 1)?[0])
+    }
+
+    /// The elements of D in `rows` × `cols`, row-major: each slice's chains run as one tile of
+    /// the instruction arithmetic (the emulator's lane kernel takes eight columns at a time).
+    pub fn block(&self, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>) -> Result<Vec<u64>, GemmError> {
         let r = &self.model.rules;
-        let (compute, output) = (r.compute, r.output);
-        let mut partials = Vec::with_capacity(plan.slices.len());
+        let (bm, bn) = (rows.len(), cols.len());
+        // partials[s][e]: slice s's sum for element e of the block.
+        let mut partials: Vec<Vec<f64>> = Vec::with_capacity(plan.slices.len());
         for slice in &plan.slices {
-            // One chain per slice, or per promotion stretch of it.
+            // One chain per slice, or per promotion stretch of it, added in the compute format.
             let ks: Vec<usize> = slice.iter().flat_map(|r| r.clone()).collect();
             let stretch = r.promote_every.unwrap_or(ks.len()).max(1);
-            let mut partial: Option<f64> = None;
+            let mut sum: Option<Vec<f64>> = None;
             for part_ks in ks.chunks(stretch) {
-                let part = self.chain(g, plan, i, j, part_ks)?;
-                partial = Some(partial.map_or(part, |p| add(compute, p, part)));
+                let part = self.chain_tile(g, plan, rows.clone(), cols.clone(), part_ks)?;
+                sum = Some(match sum {
+                    None => part,
+                    Some(s) => s.iter().zip(&part).map(|(&x, &y)| add(r.compute, x, y)).collect(),
+                });
             }
-            partials.push(partial.unwrap_or(0.0));
+            partials.push(sum.unwrap_or_else(|| vec![0.0; bm * bn]));
         }
+        let mut d = Vec::with_capacity(bm * bn);
+        let mut ps = Vec::with_capacity(partials.len());
+        for (e, (i, j)) in rows.flat_map(|i| cols.clone().map(move |j| (i, j))).enumerate() {
+            ps.clear();
+            ps.extend(partials.iter().map(|p| p[e]));
+            d.push(self.finish(g, plan, i, j, &ps));
+        }
+        Ok(d)
+    }
+
+    /// D(i, j) from its slices' partial sums: the reduction, C or the bias, the rounding.
+    fn finish(&self, g: &Gemm, plan: &Plan, i: usize, j: usize, partials: &[f64]) -> u64 {
+        let r = &self.model.rules;
+        let (compute, output) = (r.compute, r.output);
         let c = g.c.as_ref().map(|c| output.to_f64(c[i * g.n + j]));
         let bias = g.bias.as_ref().map(|b| output.to_f64(b[j]));
         let round_out = |x: f64| output.to_f64(round_to(output, x));
-        Ok(match plan.reduction {
+        match plan.reduction {
             // Serial split-K in the output buffer: the first slice writes its epilogue result,
             // each later one adds its partial sum to what D holds and writes it back rounded.
             Reduction::Inplace => {
@@ -106,7 +161,7 @@ impl<'a> LibraryEmulator<'a> {
             reduction => {
                 let mut sum: Option<f64> = None;
                 let in_output = reduction == Reduction::OutputType && r.output_type_sum == CAdd::Output;
-                for p in partials {
+                for &p in partials {
                     let p = if reduction == Reduction::OutputType { round_out(p) } else { p };
                     sum = Some(sum.map_or(p, |s| if in_output { round_out(s + p) } else { add(compute, s, p) }));
                 }
@@ -120,7 +175,7 @@ impl<'a> LibraryEmulator<'a> {
                 };
                 round_to(output, self.epilogue(sum, c.or(bias), c_add))
             }
-        })
+        }
     }
 
     /// The sum plus C (or the bias), before the final rounding into D: exact in the compute
@@ -134,8 +189,9 @@ impl<'a> LibraryEmulator<'a> {
         }
     }
 
-    /// One chain of the instruction from +0 over these k, in order, in the compute format.
-    fn chain(&self, g: &Gemm, plan: &Plan, i: usize, j: usize, ks: &[usize]) -> Result<f64, GemmError> {
+    /// One chain of the instruction from +0 over these k, in order, in the compute format, for
+    /// every element of `rows` × `cols` (row-major).
+    fn chain_tile(&self, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>, ks: &[usize]) -> Result<Vec<f64>, GemmError> {
         let r = &self.model.rules;
         let len = ks.len();
         // A partial first k-tile is padded with zero products to a whole tile, so the
@@ -150,15 +206,25 @@ impl<'a> LibraryEmulator<'a> {
             Some(f) => (f, f),
             None => (r.chain_format(), r.chain_b_format()),
         };
-        let mut case = MmaCase::zeros(a_fmt, r.compute, 1, 1, len + pad);
+        let (bm, bn, kp) = (rows.len(), cols.len(), len + pad);
+        let mut case = MmaCase::zeros(a_fmt, r.compute, bm, bn, kp);
         case.b_fmt = b_fmt;
         let convert = |bits: u64| if direct.is_some() { bits } else { self.convert(bits) };
-        for (t, &kk) in ks.iter().enumerate() {
-            let at = if t < head { t } else { t + pad };
-            case.a[at] = convert(g.a[i * g.k + kk]);
-            case.b[at] = convert(g.b[kk * g.n + j]);
+        let at = |t: usize| if t < head { t } else { t + pad };
+        for (ti, i) in rows.enumerate() {
+            let (src, dst) = (&g.a[i * g.k..(i + 1) * g.k], &mut case.a[ti * kp..(ti + 1) * kp]);
+            for (t, &kk) in ks.iter().enumerate() {
+                dst[at(t)] = convert(src[kk]);
+            }
         }
-        Ok(r.compute.to_f64(self.emulators[plan.chain].run_element(&case, 0, 0)?))
+        for (t, &kk) in ks.iter().enumerate() {
+            let (src, dst) = (&g.b[kk * g.n + cols.start..kk * g.n + cols.end], &mut case.b[at(t) * bn..(at(t) + 1) * bn]);
+            for (d, &s) in dst.iter_mut().zip(src) {
+                *d = convert(s);
+            }
+        }
+        let d = self.emulators[plan.chain].run(&case)?;
+        Ok(d.into_iter().map(|bits| r.compute.to_f64(bits)).collect())
     }
 
     fn convert(&self, bits: u64) -> u64 {

@@ -8,11 +8,13 @@
 //! the recorded configuration of every shape learned.
 
 pub mod config;
+pub mod coverage;
 pub mod gemm;
 pub mod libgen;
 pub mod npy;
 pub mod record;
 pub mod schedule;
+pub mod scheme;
 pub mod table;
 
 pub use config::{KernelConfig, Reduction};

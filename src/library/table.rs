@@ -85,6 +85,11 @@ impl ConfigTable {
         self.shapes.len()
     }
 
+    /// Every learned shape `(m, n, k, beta)` with its configuration, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = ((usize, usize, usize, bool), &KernelConfig)> {
+        self.shapes.iter().map(|(&s, &i)| (s, &self.configs[i]))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.shapes.is_empty()
     }

@@ -218,7 +218,8 @@ enum LaneOperands {
     /// which the integer kernel cannot carry (left to the general path).
     Int { a: Vec<LaneOperand>, b: Vec<BLanes>, a_row_special: Vec<bool>, b_col_special: Vec<bool>, kernel: super::lanes::IntBlockFn },
     /// `c`: C's exact values, NaN/Inf as NaN (those lanes go to the general path).
-    Float { a: Vec<f64>, b: Vec<[f64; LANES]>, c: Vec<f64>, kernel: super::lanes::FloatTileFn },
+    /// `fa`/`fb`: with field-sum alignment, each operand's 2^field (see `lanes::FloatTile`).
+    Float { a: Vec<f64>, b: Vec<[f64; LANES]>, fa: Vec<f64>, fb: Vec<[f64; LANES]>, c: Vec<f64>, kernel: super::lanes::FloatTileFn },
 }
 
 impl<'a> TileRun<'a> {
@@ -277,14 +278,15 @@ impl<'a> TileRun<'a> {
     /// The whole tile through the float kernel, when that is the kernel chosen; elements it
     /// hands back go through the general path.
     fn float_tile(&mut self) -> Option<Vec<u64>> {
-        let Some(LanePrep { operands: LaneOperands::Float { a, b, c, kernel }, window }) = &self.lanes else {
+        let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = &self.lanes else {
             return None;
         };
         let (m, n, k) = (self.case.m, self.case.n, self.case.k);
         let block_width = if self.ar.blocks.width == 0 { k } else { self.ar.blocks.width };
         let reverse = self.ar.blocks.order == BlockOrder::Reverse;
         let mut d = vec![0u64; m * n];
-        kernel(&FloatTile { a, b, c, m, n, k, block_width, reverse, w: window }, &mut d);
+        let c_floor = crate::format::pow2(self.case.c_fmt.emin());
+        kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window }, &mut d);
         let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && self.ar.blocks.c != CPlacement::After;
         for idx in 0..m * n {
             if d[idx] == GENERAL {
@@ -782,7 +784,18 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             if ar.inputs.c_subnormals == Subnormals::Flush {
                 flush_subnormals(case.c_fmt, &mut c);
             }
-            LaneOperands::Float { a, b, c, kernel }
+            let (mut fa, mut fb) = (Vec::new(), Vec::new());
+            if field_sum {
+                fa = case.a.iter().zip(&a).map(|(&x, &v)| field_pow(Operand::decode(case.a_fmt, x, in_sub), v)).collect();
+                fb = vec![[0f64; LANES]; chunks * k];
+                for (kk, row) in case.b.chunks(n).enumerate() {
+                    for (j, &x) in row.iter().enumerate() {
+                        let v = b[(j / LANES) * k + kk][j % LANES];
+                        fb[(j / LANES) * k + kk][j % LANES] = field_pow(Operand::decode(case.b_fmt, x, in_sub), v);
+                    }
+                }
+            }
+            LaneOperands::Float { a, b, fa, fb, c, kernel }
         }
         Kernel::Int(kernel) => {
             let mut a_row_special = vec![false; m];
@@ -833,6 +846,17 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             rounding: ar.accumulator.rounding,
             cancel_to_minus_zero: ar.accumulator.rounding == Rounding::Rd && ar.specials.zero_sign == ZeroSign::Ieee,
         },
+    }
+}
+
+/// What the float kernel aligns a field-sum operand by: 2^field for a finite nonzero value, 0
+/// for a zero (its products join no maximum), the value itself for NaN and infinities (their
+/// lanes leave the kernel).
+fn field_pow(o: Operand, value: f64) -> f64 {
+    match o.class {
+        Class::Finite => crate::format::pow2(o.field),
+        Class::Zero => 0.0,
+        _ => value,
     }
 }
 

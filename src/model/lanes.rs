@@ -170,16 +170,20 @@ fn block_int<const MODE: u8, const FIELD_SUM: bool>(
 
 /// The same block through [`sum_block_float`]: A and B as exact f64 values.
 #[inline(always)]
-fn block_float<const MODE: u8>(
+#[allow(clippy::too_many_arguments)]
+fn block_float<const MODE: u8, const FIELD_SUM: bool>(
     a: &[f64],
     b: &[[f64; LANES]],
+    fa: &[f64],
+    fb: &[[f64; LANES]],
     acc: &mut Accs,
+    floor: f64,
     w: &Window,
     live: &mut [u64; LANES],
     zero: &mut [u64; LANES],
     bits: &mut [u64; LANES],
 ) {
-    let sums = sum_block_float::<MODE>(a, b, acc, w);
+    let sums = sum_block_float::<MODE, FIELD_SUM>(a, b, fa, fb, acc, floor, w);
     round_lanes(&sums, acc, w, live, zero, bits);
 }
 
@@ -188,27 +192,35 @@ fn block_float<const MODE: u8>(
 /// `trunc`/`floor` drop exactly the bits below the window, and the sum of at most 2^8 terms of
 /// at most 2^44 stays an exact integer. Fewer operations per term than the integer form.
 #[inline(always)]
-fn sum_block_float<const MODE: u8>(a: &[f64], b: &[[f64; LANES]], acc: &Accs, w: &Window) -> Sums {
+#[allow(clippy::too_many_arguments)]
+fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; LANES]], fa: &[f64], fb: &[[f64; LANES]], acc: &Accs, floor: f64, w: &Window) -> Sums {
     let cut = |x: f64| if MODE == FLOOR { x.floor() } else { x.trunc() };
     let max = |x: f64, y: f64| if x > y { x } else { y };
     // Keeps a NaN once it has come: `m` stays NaN, so the lane can be sent away below.
     let max_nan = |m: f64, t: f64| if t > m || t != t { t } else { m };
     // Pass 1: the largest magnitude of each lane; its exponent is the largest leading bit.
     // Two interleaved chains (even and odd k) halve the dependency on max's latency.
+    // Field-sum keys: `fa`/`fb` hold 2^field of each operand (0 for zeros, the value itself for
+    // NaN and infinities), so a product of them has the product's key as its exponent; the
+    // running value's key is its exponent field in its format (subnormals: emin), `floor` being
+    // 2^emin of that format (C's before the first block, the accumulator's after).
     let (mut m0, mut m1) = ([0f64; LANES], [0f64; LANES]);
     for l in 0..LANES {
-        m0[l] = acc.val[l].abs();
+        let v = acc.val[l].abs();
+        // (Written so that a NaN stays NaN.)
+        m0[l] = if FIELD_SUM && v != 0.0 && v < floor { floor } else { v };
     }
+    let (ka, kb) = if FIELD_SUM { (fa, fb) } else { (a, b) };
     let pairs = a.len() / 2;
     for t in 0..pairs {
-        let (x0, x1, r0, r1) = (a[2 * t], a[2 * t + 1], &b[2 * t], &b[2 * t + 1]);
+        let (x0, x1, r0, r1) = (ka[2 * t], ka[2 * t + 1], &kb[2 * t], &kb[2 * t + 1]);
         for l in 0..LANES {
             m0[l] = max_nan(m0[l], (x0 * r0[l]).abs());
             m1[l] = max_nan(m1[l], (x1 * r1[l]).abs());
         }
     }
     if a.len() % 2 == 1 {
-        let (x, r) = (a[a.len() - 1], &b[a.len() - 1]);
+        let (x, r) = (ka[a.len() - 1], &kb[a.len() - 1]);
         for l in 0..LANES {
             m0[l] = max_nan(m0[l], (x * r[l]).abs());
         }
@@ -374,6 +386,12 @@ pub(super) type IntBlockFn = fn(&[LaneOperand], &[BLanes], &mut Accs, &Window, &
 pub(super) struct FloatTile<'a> {
     pub a: &'a [f64],
     pub b: &'a [[f64; LANES]],
+    /// With field-sum alignment: 2^field of each operand of A and B, laid out as `a` and `b`
+    /// (see [`sum_block_float`]); empty otherwise.
+    pub fa: &'a [f64],
+    pub fb: &'a [[f64; LANES]],
+    /// 2^emin of C's format: the smallest key C can have under field-sum alignment.
+    pub c_floor: f64,
     pub c: &'a [f64],
     pub m: usize,
     pub n: usize,
@@ -394,7 +412,7 @@ pub(super) type FloatTileFn = fn(&FloatTile, &mut [u64]);
 /// The tile driver around [`block_float`], compiled together with it so that the glue is
 /// vectorised and inlined too.
 #[inline(always)]
-fn float_tile<const MODE: u8>(t: &FloatTile, out: &mut [u64]) {
+fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u64]) {
     let (n, k, w) = (t.n, t.k, *t.w);
     let (a_all, b_all, c_all) = (t.a, t.b, t.c);
     let nblocks = k.div_ceil(t.block_width);
@@ -405,11 +423,14 @@ fn float_tile<const MODE: u8>(t: &FloatTile, out: &mut [u64]) {
             let mut accs = Accs::default();
             let (mut live, mut zero, mut bits) = ([1u64; LANES], [0u64; LANES], [0u64; LANES]);
             accs.val[..width].copy_from_slice(&c_all[i * n + j0..i * n + j0 + width]);
+            let acc_floor = f64::from_bits(((w.acc.emin + 1023).clamp(1, 2046) as u64) << 52);
             for blk in 0..nblocks {
+                let floor = if blk == 0 { t.c_floor } else { acc_floor };
                 let blk = if t.reverse { nblocks - 1 - blk } else { blk };
                 let (k0, k1) = (blk * t.block_width, ((blk + 1) * t.block_width).min(k));
                 let (a, b) = (&a_all[i * k + k0..i * k + k1], &b_all[chunk * k + k0..chunk * k + k1]);
-                block_float::<MODE>(a, b, &mut accs, &w, &mut live, &mut zero, &mut bits);
+                let (fa, fb) = if FIELD_SUM { (&t.fa[i * k + k0..i * k + k1], &t.fb[chunk * k + k0..chunk * k + k1]) } else { (a, b) };
+                block_float::<MODE, FIELD_SUM>(a, b, fa, fb, &mut accs, floor, &w, &mut live, &mut zero, &mut bits);
             }
             for l in 0..width {
                 out[i * n + j0 + l] = if live[l] == 0 || zero[l] != 0 { GENERAL } else { bits[l] };
@@ -444,14 +465,14 @@ fn int_kernel<const MODE: u8, const FIELD_SUM: bool>(isa: Isa) -> Kernel {
     })
 }
 
-fn float_kernel<const MODE: u8>(isa: Isa) -> Kernel {
+fn float_kernel<const MODE: u8, const FIELD_SUM: bool>(isa: Isa) -> Kernel {
     Kernel::Float(match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY (both arms): as above.
-        Isa::Avx512 => |t, out| unsafe { x86::float_avx512::<MODE>(t, out) },
+        Isa::Avx512 => |t, out| unsafe { x86::float_avx512::<MODE, FIELD_SUM>(t, out) },
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => |t, out| unsafe { x86::float_avx2::<MODE>(t, out) },
-        _ => float_tile::<MODE>,
+        Isa::Avx2 => |t, out| unsafe { x86::float_avx2::<MODE, FIELD_SUM>(t, out) },
+        _ => float_tile::<MODE, FIELD_SUM>,
     })
 }
 
@@ -461,12 +482,14 @@ pub(super) fn block_kernel(mode: u8, field_sum: bool, float_ok: bool) -> Kernel 
     static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
     let isa = *ISA.get_or_init(detect_isa);
     match (mode, field_sum, float_ok) {
-        (TRUNCATE, false, true) => float_kernel::<TRUNCATE>(isa),
-        (FLOOR, false, true) => float_kernel::<FLOOR>(isa),
+        (TRUNCATE, false, true) => float_kernel::<TRUNCATE, false>(isa),
+        (TRUNCATE, true, true) => float_kernel::<TRUNCATE, true>(isa),
+        (FLOOR, false, true) => float_kernel::<FLOOR, false>(isa),
+        (FLOOR, true, true) => float_kernel::<FLOOR, true>(isa),
         (TRUNCATE, false, false) => int_kernel::<TRUNCATE, false>(isa),
-        (TRUNCATE, true, _) => int_kernel::<TRUNCATE, true>(isa),
+        (TRUNCATE, true, false) => int_kernel::<TRUNCATE, true>(isa),
         (FLOOR, false, false) => int_kernel::<FLOOR, false>(isa),
-        (FLOOR, true, _) => int_kernel::<FLOOR, true>(isa),
+        (FLOOR, true, false) => int_kernel::<FLOOR, true>(isa),
         (_, false, _) => int_kernel::<STICKY, false>(isa),
         (_, true, _) => int_kernel::<STICKY, true>(isa),
     }
@@ -516,12 +539,12 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512cd,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
-    pub(super) unsafe fn float_avx512<const MODE: u8>(t: &FloatTile, out: &mut [u64]) {
-        float_tile::<MODE>(t, out)
+    pub(super) unsafe fn float_avx512<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u64]) {
+        float_tile::<MODE, FIELD_SUM>(t, out)
     }
 
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-    pub(super) unsafe fn float_avx2<const MODE: u8>(t: &FloatTile, out: &mut [u64]) {
-        float_tile::<MODE>(t, out)
+    pub(super) unsafe fn float_avx2<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u64]) {
+        float_tile::<MODE, FIELD_SUM>(t, out)
     }
 }
