@@ -133,7 +133,7 @@ fn config(model: &str, m: usize, n: usize, k: usize, beta: bool) -> anyhow::Resu
         return Ok(ExitCode::from(1));
     };
     println!("{m}x{n}x{k} (beta {}): {c}", beta as u8);
-    match lm.rules.plan(k, c) {
+    match lm.rules.plan(m, n, k, c) {
         Ok(p) => {
             let lens: Vec<usize> = p.slices.iter().map(|s| s.iter().map(|r| r.len()).sum()).collect();
             println!("  {} K slice(s) of {:?}{}, reduction {:?}", p.slices.len(), &lens[..lens.len().min(4)], if lens.len() > 4 { " ..." } else { "" }, p.reduction);

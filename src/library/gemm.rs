@@ -65,7 +65,7 @@ impl<'a> LibraryEmulator<'a> {
     }
 
     pub fn plan(&self, g: &Gemm, config: &KernelConfig) -> Result<Plan, GemmError> {
-        Ok(self.model.rules.plan(g.k, config)?)
+        Ok(self.model.rules.plan(g.m, g.n, g.k, config)?)
     }
 
     /// Check the operands' sizes against the shape.

@@ -59,6 +59,20 @@ pub struct ScheduleRules {
     /// Kernels whose instruction differs from the model's own (the first rule that matches).
     #[serde(default)]
     pub chains: Vec<ChainRule>,
+    /// Kernels that choose their split-K at run time (`numSplitsK = -1`) and were seen to run
+    /// unsplit on enough output tiles.
+    #[serde(default)]
+    pub runtime_split: Vec<RuntimeSplitRule>,
+}
+
+/// Kernels with a run-time split-K that run unsplit on enough output tiles.
+#[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeSplitRule {
+    pub algos: Vec<u32>,
+    /// With at least this many output tiles (cuBLASLt's tile over its n×m problem) the kernel
+    /// runs one chain over K; with fewer it splits in a way not modelled yet (declined).
+    pub unsplit_min_tiles: usize,
 }
 
 /// For the listed algorithms (and, where given, only configurations with or without a stage
@@ -179,8 +193,8 @@ impl ScheduleRules {
         self.chain_inputs.unwrap_or(self.inputs)
     }
 
-    /// The plan for a GEMM with reduction dimension `k` run with `config`.
-    pub fn plan(&self, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
+    /// The plan for an m×n×k GEMM (PyTorch's shape) run with `config`.
+    pub fn plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
         if self.unmodelled.contains(&config.algo) {
             return Err(PlanError::Unmodelled { algo: config.algo, config: config.to_string() });
         }
@@ -194,7 +208,16 @@ impl ScheduleRules {
         let residue_first = rule.filter(|r| r.residue_first).and_then(|r| config.stage_k().or(r.k_tile));
         match config.split_k {
             1 => return Ok(Plan { slices: vec![vec![0..k]], reduction: Reduction::None, residue_first, chain, c_add }),
-            -1 => return Err(PlanError::RuntimeSplit(config.to_string())),
+            -1 => {
+                let unsplit = self
+                    .runtime_split
+                    .iter()
+                    .any(|r| r.algos.contains(&config.algo) && config.output_tiles(m, n).is_some_and(|t| t >= r.unsplit_min_tiles));
+                if !unsplit {
+                    return Err(PlanError::RuntimeSplit(config.to_string()));
+                }
+                return Ok(Plan { slices: vec![vec![0..k]], reduction: Reduction::None, residue_first, chain, c_add });
+            }
             _ => {}
         }
         if !matches!(config.reduction, Reduction::ComputeType | Reduction::OutputType | Reduction::Inplace) {
@@ -247,7 +270,7 @@ mod tests {
     #[test]
     fn slices_match_the_measured_profiles() {
         let r = rules();
-        let starts = |k, c: &KernelConfig| r.plan(k, c).unwrap().slices.iter().map(|s| s[0].start).collect::<Vec<_>>();
+        let starts = |k, c: &KernelConfig| r.plan(64, 64, k, c).unwrap().slices.iter().map(|s| s[0].start).collect::<Vec<_>>();
         assert_eq!(starts(4096, &config(66, 3)), vec![0, 1408, 2816]);
         assert_eq!(starts(16384, &config(66, 12))[1], 1408);
         assert_eq!(starts(16384, &config(66, 12)).len(), 12);
@@ -255,13 +278,25 @@ mod tests {
         assert_eq!(starts(5000, &config(23, 33))[1], 152);
         assert_eq!(starts(5000, &config(23, 33)).len(), 33);
         assert_eq!(starts(2048, &config(21, 24))[1], 96);
-        assert_eq!(r.plan(1024, &config(66, 1)).unwrap().slices, vec![vec![0..1024]]);
+        assert_eq!(r.plan(64, 64, 1024, &config(66, 1)).unwrap().slices, vec![vec![0..1024]]);
+    }
+
+    /// Algorithm 43's run-time split on the H100: unsplit with 64 or more output tiles.
+    #[test]
+    fn runtime_split_runs_unsplit_only_on_enough_tiles() {
+        let mut r = rules();
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64 });
+        let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x64 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
+        // 512x1000x1024: ceil(1000/128) * ceil(512/64) = 64 tiles; 3072x128: 1 * 48.
+        assert_eq!(r.plan(512, 1000, 1024, &c).unwrap().slices, vec![vec![0..1024]]);
+        assert!(matches!(r.plan(3072, 128, 1536, &c), Err(PlanError::RuntimeSplit(_))));
+        assert!(matches!(r.plan(512, 1000, 1024, &config(43, -1)), Err(PlanError::RuntimeSplit(_))), "no tile, no tiles to count");
     }
 
     #[test]
     fn says_what_it_does_not_model() {
         let r = rules();
-        assert!(matches!(r.plan(4096, &config(43, -1)), Err(PlanError::RuntimeSplit(_))));
-        assert!(matches!(r.plan(4096, &config(20, 4)), Err(PlanError::NoSliceRule { algo: 20, .. })));
+        assert!(matches!(r.plan(64, 64, 4096, &config(43, -1)), Err(PlanError::RuntimeSplit(_))));
+        assert!(matches!(r.plan(64, 64, 4096, &config(20, 4)), Err(PlanError::NoSliceRule { algo: 20, .. })));
     }
 }
