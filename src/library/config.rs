@@ -120,7 +120,6 @@ impl KernelConfig {
         parts.join(" ")
     }
 
-    /// The K depth of one pipeline stage, if the configuration names one.
     /// How many CTA tiles cover D of PyTorch's m×n GEMM: cuBLASLt's tile `MxN` runs over its
     /// own n×m problem (the transposed one). `None` without a tile.
     pub fn output_tiles(&self, m: usize, n: usize) -> Option<usize> {
@@ -129,6 +128,7 @@ impl KernelConfig {
         (tm > 0 && tn > 0).then(|| n.div_ceil(tm) * m.div_ceil(tn))
     }
 
+    /// The K depth of one pipeline stage, if the configuration names one.
     pub fn stage_k(&self) -> Option<usize> {
         self.stages.as_deref()?.split('x').next()?.parse().ok()
     }

@@ -10,7 +10,7 @@ use super::config::KernelConfig;
 use super::table::ConfigTable;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// A shape to record on the GPU: PyTorch's m, n, k and β, and why it was chosen.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -42,18 +42,17 @@ pub struct Coverage {
 
 /// Coverage of `table` by the configurations of recorded GEMMs.
 pub fn coverage(table: &ConfigTable, recorded: &HashSet<KernelConfig>) -> Coverage {
-    let mut uses: BTreeMap<String, (KernelConfig, usize)> = BTreeMap::new();
+    let mut uses: HashMap<&KernelConfig, usize> = HashMap::new();
     for (_, c) in table.iter() {
-        uses.entry(c.to_log()).or_insert_with(|| (c.clone(), 0)).1 += 1;
+        *uses.entry(c).or_default() += 1;
     }
-    let in_table: HashSet<&KernelConfig> = uses.values().map(|(c, _)| c).collect();
-    let mut unreached: Vec<(KernelConfig, usize)> = uses.values().filter(|(c, _)| !recorded.contains(c)).cloned().collect();
+    let mut unreached: Vec<(KernelConfig, usize)> = uses.iter().filter(|(c, _)| !recorded.contains(*c)).map(|(&c, &n)| (c.clone(), n)).collect();
     unreached.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.to_log().cmp(&b.0.to_log())));
     Coverage {
         table_configs: uses.len(),
         reached: uses.len() - unreached.len(),
-        beyond_table: recorded.iter().filter(|c| !in_table.contains(c)).count(),
-        shapes_reached: uses.values().filter(|(c, _)| recorded.contains(c)).map(|(_, n)| n).sum(),
+        beyond_table: recorded.iter().filter(|c| !uses.contains_key(c)).count(),
+        shapes_reached: uses.iter().filter(|(c, _)| recorded.contains(*c)).map(|(_, n)| n).sum(),
         shapes: table.len(),
         unreached,
     }
@@ -72,12 +71,12 @@ const SIZES: &[usize] = &[
 pub fn steer(path: &str, table: &ConfigTable, recorded: &HashSet<KernelConfig>, count: usize, max_mnk: usize, seed: u64) -> Vec<ShapeJob> {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
     let cov = coverage(table, recorded);
-    let mut cheapest: BTreeMap<String, (usize, usize, usize, bool)> = BTreeMap::new();
+    let mut cheapest: HashMap<&KernelConfig, (usize, usize, usize, bool)> = HashMap::new();
     for ((m, n, k, beta), c) in table.iter() {
         if m * n * k > max_mnk {
             continue;
         }
-        let e = cheapest.entry(c.to_log()).or_insert((m, n, k, beta));
+        let e = cheapest.entry(c).or_insert((m, n, k, beta));
         if (m * n * k, m, n, k, beta) < (e.0 * e.1 * e.2, e.0, e.1, e.2, e.3) {
             *e = (m, n, k, beta);
         }
@@ -85,7 +84,7 @@ pub fn steer(path: &str, table: &ConfigTable, recorded: &HashSet<KernelConfig>, 
     let mut jobs: Vec<ShapeJob> = cov
         .unreached
         .iter()
-        .filter_map(|(c, _)| cheapest.get(&c.to_log()))
+        .filter_map(|(c, _)| cheapest.get(c))
         .take(count)
         .map(|&(m, n, k, beta)| ShapeJob { path: path.to_string(), m, n, k, beta: beta as u8, why: "unseen".into() })
         .collect();

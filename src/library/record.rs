@@ -250,7 +250,7 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
     use rayon::prelude::*;
     // Whole D recorded: emulate it as tiles (the lane kernel's eight columns at a time);
     // sampled elements: one by one.
-    let got: Vec<u64> = if want.len() == g.m * g.n && want.iter().enumerate().all(|(e, &(i, _))| e == i) {
+    let got: Vec<u64> = if record.idx.is_none() {
         emu.run(&g, &plan, &|_| ())?
     } else {
         want.par_iter().map(|&(i, _)| emu.element(&g, &plan, i / g.n, i % g.n)).collect::<Result<_, _>>()?

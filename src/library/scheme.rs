@@ -151,10 +151,18 @@ fn pick(x: u32, part: Part) -> u64 {
 /// else from the model's learned table.
 pub fn run(scheme: Scheme, p: &SchemeProblem, configs: &[Option<KernelConfig>], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<u64>, SchemeError> {
     p.check()?;
+    let steps = scheme.steps();
+    // Each path's model once (the refinement runs three or four GEMMs on one path).
+    let mut models: Vec<(&str, LibraryModel)> = Vec::new();
+    for step in &steps {
+        if !models.iter().any(|(path, _)| *path == step.path) {
+            models.push((step.path, LibraryModel::load(step.path, None)?));
+        }
+    }
     let mut d: Option<Vec<u64>> = None;
-    for (s, step) in scheme.steps().into_iter().enumerate() {
-        let lm = LibraryModel::load(step.path, None)?;
-        let emu = LibraryEmulator::new(&lm);
+    for (s, step) in steps.into_iter().enumerate() {
+        let lm = &models.iter().find(|(path, _)| *path == step.path).expect("loaded above").1;
+        let emu = LibraryEmulator::new(lm);
         let err = |error| SchemeError::Step { step: s + 1, path: step.path, error };
         // The kernel is the one the library runs for the whole problem.
         let whole = Gemm { m: p.m, n: p.n, k: p.k, a: Vec::new(), b: Vec::new(), c: d.as_ref().map(|_| Vec::new()), bias: None };

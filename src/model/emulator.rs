@@ -786,14 +786,9 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             }
             let (mut fa, mut fb) = (Vec::new(), Vec::new());
             if field_sum {
-                fa = case.a.iter().zip(&a).map(|(&x, &v)| field_pow(Operand::decode(case.a_fmt, x, in_sub), v)).collect();
-                fb = vec![[0f64; LANES]; chunks * k];
-                for (kk, row) in case.b.chunks(n).enumerate() {
-                    for (j, &x) in row.iter().enumerate() {
-                        let v = b[(j / LANES) * k + kk][j % LANES];
-                        fb[(j / LANES) * k + kk][j % LANES] = field_pow(Operand::decode(case.b_fmt, x, in_sub), v);
-                    }
-                }
+                let (floor_a, floor_b) = (crate::format::pow2(case.a_fmt.emin()), crate::format::pow2(case.b_fmt.emin()));
+                fa = a.iter().map(|&v| field_pow(v, floor_a)).collect();
+                fb = b.iter().map(|lanes| lanes.map(|v| field_pow(v, floor_b))).collect();
             }
             LaneOperands::Float { a, b, fa, fb, c, kernel }
         }
@@ -849,15 +844,18 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     }
 }
 
-/// What the float kernel aligns a field-sum operand by: 2^field for a finite nonzero value, 0
-/// for a zero (its products join no maximum), the value itself for NaN and infinities (their
-/// lanes leave the kernel).
-fn field_pow(o: Operand, value: f64) -> f64 {
-    match o.class {
-        Class::Finite => crate::format::pow2(o.field),
-        Class::Zero => 0.0,
-        _ => value,
+/// What the float kernel aligns a field-sum operand by, from its exact (already flushed)
+/// value: 2^field for a finite nonzero value (its leading power of two, `floor` = 2^emin of its
+/// format for subnormals), 0 for a zero (its products join no maximum), the value itself for
+/// NaN and infinities (their lanes leave the kernel).
+fn field_pow(v: f64, floor: f64) -> f64 {
+    if v == 0.0 {
+        return 0.0;
     }
+    if !v.is_finite() {
+        return v;
+    }
+    f64::from_bits(v.abs().to_bits() & 0x7ff0_0000_0000_0000).max(floor)
 }
 
 /// Replace subnormal values by zeros of the same sign.

@@ -416,6 +416,8 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
     let (n, k, w) = (t.n, t.k, *t.w);
     let (a_all, b_all, c_all) = (t.a, t.b, t.c);
     let nblocks = k.div_ceil(t.block_width);
+    // 2^emin of the accumulator: the running value's smallest field-sum key after a block.
+    let acc_floor = crate::format::pow2(w.acc.emin as i32);
     for i in 0..t.m {
         for j0 in (0..n).step_by(LANES) {
             let width = LANES.min(n - j0);
@@ -423,7 +425,6 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
             let mut accs = Accs::default();
             let (mut live, mut zero, mut bits) = ([1u64; LANES], [0u64; LANES], [0u64; LANES]);
             accs.val[..width].copy_from_slice(&c_all[i * n + j0..i * n + j0 + width]);
-            let acc_floor = f64::from_bits(((w.acc.emin + 1023).clamp(1, 2046) as u64) << 52);
             for blk in 0..nblocks {
                 let floor = if blk == 0 { t.c_floor } else { acc_floor };
                 let blk = if t.reverse { nblocks - 1 - blk } else { blk };
