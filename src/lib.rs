@@ -27,6 +27,8 @@ pub mod case;
 pub mod corpus;
 pub mod exact;
 pub mod exec;
+pub mod features;
+pub mod fuzzing;
 pub mod format;
 pub mod gemm;
 pub mod gen;

@@ -13,10 +13,19 @@ pub enum CorpusCommand {
         #[arg(long, default_value = "corpus")]
         corpus: PathBuf,
     },
-    /// Promote a path's GPU findings, in their minimised form, into its corpus file.
+    /// Promote a path's GPU findings, in their minimised form, into its corpus file; or, with
+    /// --from-fuzz, run a fuzz target's input on the GPU and the model, record its tiles with
+    /// the GPU's outputs and provenance, and minimise every divergence into a finding.
     Add {
+        /// The path (with --from-fuzz, default: from the artifact's target directory).
+        #[arg(long, required_unless_present = "from_fuzz")]
+        path: Option<String>,
+        /// A GPU fuzz target's input (crash artifact or corpus file).
         #[arg(long)]
-        path: String,
+        from_fuzz: Option<PathBuf>,
+        /// With --from-fuzz: the model under test (default sm90:PATH).
+        #[arg(long)]
+        model: Option<String>,
         #[arg(long, default_value = "findings")]
         findings: PathBuf,
         #[arg(long, default_value = "corpus")]
@@ -75,7 +84,9 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        CorpusCommand::Add { path, findings, corpus } => {
+        CorpusCommand::Add { path, from_fuzz: Some(artifact), model, findings, corpus } => add_from_fuzz(&artifact, path.as_deref(), model.as_deref(), &findings, &corpus),
+        CorpusCommand::Add { path, from_fuzz: None, findings, corpus, .. } => {
+            let path = path.expect("clap requires --path without --from-fuzz");
             let file = file_of(&corpus, &path);
             let existing = if file.exists() { read_corpus(&file)?.0 } else { vec![] };
             let (lines, problems) = mmafuzz::corpus::findings_as_lines(&findings, &path, &existing);
@@ -134,4 +145,36 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// A fuzz input into the corpus (GPU outputs, provenance) and its divergences into findings.
+fn add_from_fuzz(artifact: &Path, path: Option<&str>, model: Option<&str>, findings: &Path, corpus: &Path) -> anyhow::Result<ExitCode> {
+    use mmafuzz::hunt::{Hunt, HuntConfig, Side};
+    let p = super::fuzz::path_of(artifact, path)?;
+    let bytes = std::fs::read(artifact).with_context(|| format!("cannot read {}", artifact.display()))?;
+    let a = Side::from_spec("gpu", p).map_err(|e| anyhow::anyhow!("the corpus holds GPU results: {e}"))?;
+    let b = Side::from_spec(model.unwrap_or(&format!("sm90:{}", p.id)), p).map_err(|e| anyhow::anyhow!(e))?;
+    let Side::Gpu { gpus, .. } = &a else { unreachable!("side A is the GPU") };
+    let provenance = super::gpu::provenance(&gpus[0], p);
+    let tiles = mmafuzz::fuzzing::codec::decode(p, &bytes);
+    let (da, db) = (a.execute(&tiles)?, b.execute(&tiles)?);
+    let source = serde_json::json!({"artifact": artifact.file_name().map(|n| n.to_string_lossy().into_owned())});
+    let lines: Vec<String> = tiles
+        .iter()
+        .zip(&da)
+        .map(|(t, d)| {
+            let mut c = t.clone();
+            c.extra.insert("provenance".into(), provenance.clone());
+            c.extra.insert("fuzz".into(), source.clone());
+            mmafuzz::corpus::codec::encode_line(&c, d, Some(p), true)
+        })
+        .collect();
+    let file = corpus.join(format!("{}.jsonl.gz", p.id));
+    mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
+    println!("recorded {} tiles of {} from {} into {}", lines.len(), p.id, gpus[0].info.name, file.display());
+    let cfg = HuntConfig { path: p, seed: 0, batch: tiles.len(), max_tiles: None, max_time: None, per_class: 4, max_rounds: 200, exact_every: u64::MAX, findings: findings.to_path_buf(), stop_at_first: false, guided: None };
+    let mut hunt = Hunt::new(cfg, &a, &b, false)?;
+    let divergent = hunt.record_divergences(&tiles, &da, &db)?;
+    println!("{divergent} divergent elements; findings: {} new, {} merged, in {}", hunt.state.findings_new, hunt.state.findings_merged, findings.join(p.id).display());
+    Ok(if divergent == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

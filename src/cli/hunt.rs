@@ -56,6 +56,18 @@ pub struct HuntArgs {
     /// GPUs to spread the GPU side over: comma-separated ordinals, or `all`.
     #[arg(long, default_value = "0")]
     devices: String,
+    /// Guided by arithmetic features: keep a population of tiles that reached new situations of
+    /// the model (alignment, lost bits, carries, cancellation, window floor, C against the
+    /// products, specials, near ties), mutate them, and run the mutants in batches.
+    #[arg(long)]
+    guided: bool,
+    /// The guided hunt's population directory (libFuzzer's corpus layout, shared with the
+    /// path's GPU fuzz target). Default: fuzz/corpus/gpu_<path with _ for .>.
+    #[arg(long, requires = "guided")]
+    population: Option<PathBuf>,
+    /// End at the first batch with a divergence and print `first divergence: tile N`.
+    #[arg(long)]
+    stop_at_first: bool,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -110,20 +122,32 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     let b = Side::model(Model::load(&model)?);
     let a = side_a(args.against.as_deref(), &args.devices, path)?;
     let gpu = matches!(a, Side::Gpu { .. });
+    let population = args.guided.then(|| args.population.clone().unwrap_or_else(|| PathBuf::from("fuzz/corpus").join(mmafuzz::fuzzing::codec::target_name(path))));
     let cfg = HuntConfig {
         path,
         seed: args.seed,
-        batch: args.batch.unwrap_or(if gpu { 1 << 14 } else { 1 << 10 }).max(1),
+        // Guided batches are smaller: the population learns between batches.
+        batch: args.batch.unwrap_or(match (gpu, args.guided) {
+            (true, false) => 1 << 14,
+            (true, true) => 1 << 12,
+            (false, false) => 1 << 10,
+            (false, true) => 1 << 8,
+        }).max(1),
         max_tiles: args.tiles,
         max_time: args.time,
         per_class: args.per_class,
         max_rounds: args.max_rounds,
         exact_every: args.exact_every,
         findings: args.findings.clone(),
+        stop_at_first: args.stop_at_first,
+        guided: population,
     };
     let mut hunt = Hunt::new(cfg, &a, &b, args.resume)?;
     for p in &hunt.problems {
-        eprintln!("skipped unreadable finding {p}");
+        eprintln!("skipped unreadable file {p}");
+    }
+    if let Some(p) = &hunt.population {
+        eprintln!("guided: population in {}", p.dir.display());
     }
     eprintln!("hunting {}: A = {} | B = {}", path.id, a.describe(), b.describe());
 
@@ -149,12 +173,13 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         let secs = started.elapsed().as_secs_f64().max(1e-9);
         let rate = (s.tiles - tiles0) as f64 / secs;
         let msg = format!(
-            "{} tiles, {:.0} tiles/s, {:.2e} dot products/s, {} divergent elements, {} findings",
+            "{} tiles, {:.0} tiles/s, {:.2e} dot products/s, {} divergent elements, {} findings, {} features",
             s.tiles,
             rate,
             rate * (path.m * path.n) as f64,
             s.divergent_elements,
-            s.findings()
+            s.findings(),
+            s.features.features()
         );
         match (args.time, args.tiles) {
             (Some(t), _) => bar.set_position((started.elapsed().as_millis() as u64).min(t.as_millis() as u64)),
@@ -169,6 +194,9 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     })?;
     bar.finish_and_clear();
     print_summary(&hunt, path, started.elapsed().as_secs_f64(), hunt.state.tiles - tiles0, &args.findings);
+    if let Some(t) = hunt.state.first_divergence.filter(|_| args.stop_at_first) {
+        println!("first divergence: tile {t}");
+    }
     Ok(if hunt.state.divergent_elements == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -181,6 +209,34 @@ fn progress_bar(args: &HuntArgs) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(ProgressStyle::with_template(template).expect("valid template"));
     bar
+}
+
+fn print_features(s: &HuntState) {
+    let f = &s.features;
+    if f.features() == 0 {
+        return;
+    }
+    let mode = if s.guided { format!("guided, population {}", s.population) } else { "unguided".into() };
+    println!(
+        "arithmetic features ({mode}): {} of {} reached ({} of {} situations at any count)",
+        f.features(),
+        mmafuzz::features::known_features(),
+        f.situations(),
+        mmafuzz::features::situations()
+    );
+    let groups: Vec<String> = f.by_group().iter().map(|(g, r, n)| format!("{g} {r}/{n}")).collect();
+    println!("  situations by group: {}", groups.join(", "));
+    if !s.feature_curve.is_empty() {
+        let curve: Vec<String> = s.feature_curve.iter().map(|p| format!("{} at {} tiles", p[1], p[0])).collect();
+        println!("  features reached: {}", curve.join(", "));
+    }
+    let never = f.never_reached();
+    if !never.is_empty() {
+        println!("  never reached ({}):", never.len());
+        for chunk in never.chunks(4) {
+            println!("    {}", chunk.join(" | "));
+        }
+    }
 }
 
 fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: u64, findings: &std::path::Path) {
@@ -218,6 +274,7 @@ fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: 
     for ex in &s.monotonic_examples {
         println!("  {ex}");
     }
+    print_features(s);
     println!(
         "findings: {} new, {} merged into existing files, in {}",
         s.findings_new,

@@ -4,6 +4,7 @@ mod bench;
 mod corpus;
 mod discover;
 mod emulate;
+mod fuzz;
 mod gemm;
 pub(crate) mod gpu;
 mod hunt;
@@ -99,9 +100,18 @@ enum Command {
     ///
     /// Exit status 0 when models survive, 1 when the data contradicts every one.
     Discover(discover::DiscoverArgs),
-    /// Work on the GPU corpus: stats, add (promote findings), compact, dedup, minimise.
+    /// Work on the GPU corpus: stats, add (promote findings, or a fuzz artifact), compact,
+    /// dedup, minimise.
     #[command(subcommand)]
     Corpus(corpus::CorpusCommand),
+    /// Inputs of the GPU fuzz targets (fuzz/, cargo-fuzz): decode an artifact readably, encode
+    /// cases as seeds.
+    ///
+    /// The targets (`cargo +nightly fuzz run gpu_<path with _ for .>`) run a few tiles per input
+    /// on the GPU and the path's model, with the model's arithmetic situations as libFuzzer's
+    /// coverage; MMAFUZZ_AGAINST (gpu, exact, or a model) and MMAFUZZ_MODEL choose other sides.
+    #[command(subcommand)]
+    Fuzz(fuzz::FuzzCommand),
     /// Tabulate, per path, the current model's knobs and corpus reproduction next to the seed
     /// papers' published claims (FTTN Table III), marking agreements and contradictions;
     /// writes OUT/report.md and OUT/report.svg.
@@ -208,6 +218,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Hunt(args) => hunt::hunt(args),
         Command::Infer(args) => infer::infer(args),
         Command::Corpus(cmd) => corpus::corpus(cmd),
+        Command::Fuzz(cmd) => fuzz::fuzz(cmd),
         Command::Discover(args) => discover::discover(args),
         Command::Report { corpus, output } => report::report(&corpus, &output),
         Command::Bench { models, seconds } => bench::bench(&models, seconds),

@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod explain;
 pub mod finding;
+pub mod guided;
 pub mod minimise;
 pub mod probe;
 pub mod side;
@@ -47,6 +48,10 @@ pub struct HuntConfig {
     pub exact_every: u64,
     /// Where findings (and the hunt's state) go.
     pub findings: PathBuf,
+    /// End at the first batch with a divergence (its first divergent tile is in the state).
+    pub stop_at_first: bool,
+    /// Guided: the population's directory (libFuzzer's corpus of the path's GPU target).
+    pub guided: Option<PathBuf>,
 }
 
 /// Why a hunt stopped early.
@@ -68,13 +73,15 @@ pub struct Hunt<'s> {
     pub state: HuntState,
     /// Findings files that could not be read (reported, skipped).
     pub problems: Vec<String>,
+    /// A guided hunt's population.
+    pub population: Option<guided::Population>,
 }
 
 impl<'s> Hunt<'s> {
     /// A new hunt, or (with `resume`) the saved one with the same path and sides.
     pub fn new(cfg: HuntConfig, a: &'s Side, b: &'s Side, resume: bool) -> Result<Hunt<'s>, HuntError> {
-        let file = stats::state_file(&cfg.findings, cfg.path.id, &a.name(), &b.name());
-        let state = if resume {
+        let file = stats::state_file(&cfg.findings, cfg.path.id, &a.name(), &b.name(), cfg.guided.is_some());
+        let mut state = if resume {
             let s = HuntState::load(&file).map_err(|message| HuntError::Resume { file: file.display().to_string(), message })?;
             if s.seed != cfg.seed && cfg.seed != 0 {
                 eprintln!("resuming with the saved seed {} (not {})", s.seed, cfg.seed);
@@ -83,45 +90,113 @@ impl<'s> Hunt<'s> {
         } else {
             HuntState::new(cfg.path.id, &a.name(), &b.name(), cfg.seed)
         };
+        if !state.features.fits() {
+            state.features = Default::default();
+        }
+        state.guided = cfg.guided.is_some();
         remove_stale_temporaries(&cfg.findings.join(cfg.path.id));
-        let (_, problems) = finding::read_all(&cfg.findings.join(cfg.path.id));
-        Ok(Hunt { cfg, a, b, state, problems })
+        let (_, mut problems) = finding::read_all(&cfg.findings.join(cfg.path.id));
+        let population = match &cfg.guided {
+            Some(dir) => {
+                remove_stale_temporaries(dir);
+                let p = guided::Population::open(cfg.path, dir).map_err(|source| HuntError::Write { file: dir.display().to_string(), source })?;
+                problems.extend(p.problems.iter().cloned());
+                Some(p)
+            }
+            None => None,
+        };
+        Ok(Hunt { cfg, a, b, state, problems, population })
     }
 
     fn state_file(&self) -> PathBuf {
-        stats::state_file(&self.cfg.findings, self.cfg.path.id, &self.a.name(), &self.b.name())
+        stats::state_file(&self.cfg.findings, self.cfg.path.id, &self.a.name(), &self.b.name(), self.cfg.guided.is_some())
     }
 
-    /// Run until the tile or time budget is spent or `stop` is set; `progress` sees the state
-    /// after every batch and every finding.
+    /// Run until the tile or time budget is spent, `stop` is set, or (with `stop_at_first`) a
+    /// batch diverges; `progress` sees the state after every batch and every finding.
+    /// Unguided, tile i is generator tile i of the seed, and the next batch is generated while
+    /// both sides run the current one; guided, each batch is made from the population after the
+    /// previous one's features are in.
     pub fn run(&mut self, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
         let started = Instant::now();
         let base_elapsed = self.state.elapsed_s;
         let (path, seed) = (self.cfg.path, self.state.seed);
         let make = |from: u64, n: u64| -> Vec<MmaCase> { (from..from + n).into_par_iter().map(|i| gen::case_at(path, seed, i)).collect() };
         let (max_tiles, batch) = (self.cfg.max_tiles, self.cfg.batch as u64);
-        let size = move |next: u64| -> u64 { max_tiles.map_or(u64::MAX, |m| m.saturating_sub(next)).min(batch) };
-        let mut n = size(self.state.next_tile);
-        let mut tiles = make(self.state.next_tile, n);
-        while n > 0 && !stop.load(Ordering::Relaxed) && self.cfg.max_time.is_none_or(|t| started.elapsed() < t) {
-            let first = self.state.next_tile;
-            let n_next = size(first + n);
-            // Both sides run while the next batch is generated.
-            let ((da, db), next) = rayon::join(|| rayon::join(|| self.a.execute(&tiles), || self.b.execute(&tiles)), || make(first + n, n_next));
+        // Batches end at the tile budget and at every power of ten (the feature curve's points).
+        let size = move |tiles: u64| -> u64 { max_tiles.map_or(u64::MAX, |m| m.saturating_sub(tiles)).min(batch).min(stats::next_checkpoint(tiles) - tiles) };
+        let arithmetic = self.b.arithmetic(path.a_fmt).cloned();
+        let mut prefetched: Option<Vec<MmaCase>> = None;
+        loop {
+            let n = size(self.state.tiles);
+            if n == 0 || stop.load(Ordering::Relaxed) || self.cfg.max_time.is_some_and(|t| started.elapsed() >= t) {
+                break;
+            }
+            let tiles = match (prefetched.take(), &mut self.population) {
+                (Some(t), _) => t,
+                (None, Some(p)) => p.next_batch(n as usize, seed, self.state.tiles, &mut self.state.next_tile),
+                (None, None) => make(self.state.next_tile, n),
+            };
+            if self.population.is_none() {
+                self.state.next_tile += n;
+            }
+            let n_next = size(self.state.tiles + n);
+            let (next_from, unguided) = (self.state.next_tile, self.population.is_none());
+            // Both sides run while the next unguided batch is generated.
+            let ((da, db), next) = rayon::join(
+                || rayon::join(|| self.a.execute(&tiles), || self.b.execute(&tiles)),
+                || (unguided && n_next > 0).then(|| make(next_from, n_next)),
+            );
+            prefetched = next;
             let (da, db) = (da?, db?);
-            self.compare_batch(&tiles, &da, &db, stop, &mut progress)?;
+            self.observe_features(arithmetic.as_ref(), &tiles, &db)?;
+            let first = self.state.tiles;
+            let divergent = self.compare_batch(&tiles, &da, &db, stop, &mut progress)?;
             self.check_against_exact(&tiles, &da, &db, first)?;
-            self.state.next_tile = first + n;
             self.state.tiles += n;
             self.state.dot_products += n * (path.m * path.n) as u64;
             self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+            self.state.note_features();
+            self.state.never_reached = self.state.features.never_reached();
+            self.state.population = self.population.as_ref().map_or(0, |p| p.tiles.len());
+            if let (Some(t), None) = (divergent, self.state.first_divergence) {
+                self.state.first_divergence = Some(first + t as u64);
+            }
             self.save()?;
             progress(&self.state);
-            tiles = next;
-            n = n_next;
+            if divergent.is_some() && self.cfg.stop_at_first {
+                break;
+            }
         }
         self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
         self.save()
+    }
+
+    /// Classify, count and minimise (into findings) the divergences of tiles already run on both
+    /// sides (a fuzz artifact); the number of divergent elements.
+    pub fn record_divergences(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>]) -> Result<u64, HuntError> {
+        let before = self.state.divergent_elements;
+        self.compare_batch(tiles, da, db, &AtomicBool::new(false), &mut |_: &HuntState| {})?;
+        Ok(self.state.divergent_elements - before)
+    }
+
+    /// Situations of every tile under side B's model, into the feature map; a guided hunt keeps
+    /// each tile that reached a new feature.
+    fn observe_features(&mut self, arithmetic: Option<&crate::model::Arithmetic>, tiles: &[MmaCase], db: &[Vec<u64>]) -> Result<(), HuntError> {
+        let Some(ar) = arithmetic else { return Ok(()) };
+        let probe = crate::features::FeatureProbe::new(ar);
+        let counts: Vec<_> = tiles.par_iter().zip(db).map(|(t, d)| probe.tile(t, d)).collect();
+        if let Some(p) = &mut self.population {
+            p.count_hits(&counts);
+        }
+        for (t, c) in tiles.iter().zip(&counts) {
+            if self.state.features.observe(c) > 0 {
+                if let Some(p) = &mut self.population {
+                    p.admit(t, c).map_err(|source| HuntError::Write { file: p.dir.display().to_string(), source })?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn save(&self) -> Result<(), HuntError> {
@@ -130,8 +205,8 @@ impl<'s> Hunt<'s> {
     }
 
     /// Find, classify and count every disagreeing element; minimise the first ones of each class
-    /// that still has budget.
-    fn compare_batch(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>], stop: &AtomicBool, progress: &mut impl FnMut(&HuntState)) -> Result<(), HuntError> {
+    /// that still has budget. Returns the index of the first divergent tile of the batch.
+    fn compare_batch(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>], stop: &AtomicBool, progress: &mut impl FnMut(&HuntState)) -> Result<Option<usize>, HuntError> {
         let fmt = self.cfg.path.c_fmt;
         let nan_is_any = self.a.nan_is_any() || self.b.nan_is_any();
         let width = self.cfg.path.n;
@@ -143,6 +218,7 @@ impl<'s> Hunt<'s> {
                 (0..x.len()).filter(move |&e| !agree(fmt, x[e], y[e], nan_is_any)).map(move |e| (t, e))
             })
             .collect();
+        let first_divergent = mismatched.first().map(|&(t, _)| t);
         let mut last_tile = usize::MAX;
         for &(t, _) in &mismatched {
             self.state.divergent_elements += 1;
@@ -190,7 +266,7 @@ impl<'s> Hunt<'s> {
             self.state.classes.get_mut(&class).expect("counted above").findings.insert(id);
             progress(&self.state);
         }
-        Ok(())
+        Ok(first_divergent)
     }
 
     fn minimise_into_finding(&mut self, tile: &MmaCase, original: MmaCase, i: usize, j: usize) -> Result<Finding, HuntError> {

@@ -34,6 +34,31 @@ impl Side {
         Side::Model(Emulator::new(model))
     }
 
+    /// A side from its name: `gpu` (the first GPU), `exact` (MPFR, rounded to nearest),
+    /// `exact-rz`/`-ru`/`-rd`/`-rna`, or a model name or file.
+    pub fn from_spec(spec: &str, path: &'static PathSpec) -> Result<Side, String> {
+        match spec {
+            "gpu" => {
+                let gpu = Gpu::open(0).map_err(|e| format!("no GPU to fuzz against ({e}); name another side: exact, exact-rz, or a model"))?;
+                if !gpu.supports(path) {
+                    return Err(format!("{} cannot run {}", gpu.info.name, path.id));
+                }
+                Ok(Side::Gpu { gpus: vec![gpu], path })
+            }
+            "exact" => Ok(Side::Exact(Rounding::Rne)),
+            s if s.starts_with("exact-") => Ok(Side::Exact(s["exact-".len()..].parse()?)),
+            m => Ok(Side::model(Model::load(m).map_err(|e| e.to_string())?)),
+        }
+    }
+
+    /// The arithmetic of a model side for inputs of this format.
+    pub fn arithmetic(&self, a_fmt: crate::Format) -> Option<&crate::model::Arithmetic> {
+        match self {
+            Side::Model(e) => Some(e.model().arithmetic(a_fmt)),
+            _ => None,
+        }
+    }
+
     /// A short name for tables and file names: `gpu`, the model's name, or `exact-rne`.
     pub fn name(&self) -> String {
         match self {

@@ -80,12 +80,41 @@ pub struct HuntState {
     pub monotonic_checked: [u64; 2],
     pub monotonic_violations: [u64; 2],
     pub monotonic_examples: Vec<String>,
+    /// Arithmetic features side B's model went through (situations × count levels).
+    #[serde(default)]
+    pub features: crate::features::FeatureMap,
+    /// (tiles, features, situations) when the hunt reached 10^3, 10^4, … tiles.
+    #[serde(default)]
+    pub feature_curve: Vec<[u64; 3]>,
+    /// The hunt-wide number of the first tile on which the sides differed.
+    #[serde(default)]
+    pub first_divergence: Option<u64>,
+    /// Guided: tiles come from a population kept for new features.
+    #[serde(default)]
+    pub guided: bool,
+    /// Tiles in the guided hunt's population.
+    #[serde(default)]
+    pub population: usize,
+    /// Situations never reached so far.
+    #[serde(default)]
+    pub never_reached: Vec<String>,
 }
 
 /// Where a hunt between two sides on a path keeps its state.
-pub fn state_file(findings: &Path, path: &str, a: &str, b: &str) -> PathBuf {
+pub fn state_file(findings: &Path, path: &str, a: &str, b: &str, guided: bool) -> PathBuf {
     let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect::<String>();
-    findings.join(path).join(format!("hunt-{}-vs-{}.state.json", safe(a), safe(b)))
+    let kind = if guided { "guided" } else { "hunt" };
+    findings.join(path).join(format!("{kind}-{}-vs-{}.state.json", safe(a), safe(b)))
+}
+
+/// The next power of ten of tiles (from 10^3) after `tiles`: batches end there, so the feature
+/// curve is measured at exactly those counts.
+pub fn next_checkpoint(tiles: u64) -> u64 {
+    let mut c = 1000u64;
+    while c <= tiles {
+        c = c.saturating_mul(10);
+    }
+    c
 }
 
 impl HuntState {
@@ -96,6 +125,13 @@ impl HuntState {
     pub fn load(file: &Path) -> Result<HuntState, String> {
         let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
         serde_json::from_str(&text).map_err(|e| format!("not a hunt state: {e}"))
+    }
+
+    /// Record the feature curve's point if the hunt just reached a power of ten of tiles.
+    pub fn note_features(&mut self) {
+        if self.tiles >= 1000 && next_checkpoint(self.tiles - 1) == self.tiles && self.feature_curve.last().is_none_or(|p| p[0] < self.tiles) {
+            self.feature_curve.push([self.tiles, self.features.features() as u64, self.features.situations() as u64]);
+        }
     }
 
     pub fn save(&self, file: &Path) -> std::io::Result<()> {

@@ -709,7 +709,7 @@ fn with_k_order(case: &MmaCase, order: &[usize]) -> MmaCase {
 }
 
 /// The k indices of each block, in the order the chain visits them.
-fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>> {
+pub(crate) fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>> {
     let width = if blocks.width == 0 { k } else { blocks.width }.max(1);
     let nblocks = k.div_ceil(width).max(1);
     let mut members: Vec<Vec<usize>> = vec![Vec::with_capacity(width); nblocks];

@@ -11,6 +11,7 @@ mod lanes;
 mod library;
 
 pub use emulator::{Emulator, EmulatorError};
+pub(crate) use emulator::block_members;
 pub use library::{embedded_arch_model_names, embedded_model_names, embedded_model_source};
 
 use crate::format::{Format, Overflow, Rounding};

@@ -1,0 +1,6 @@
+//! mma.m16n8k32.f32.e5m2.e5m2.f32 on the GPU against its sm90 model, guided by arithmetic features (see gpu.rs).
+#![no_main]
+
+mod gpu;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| gpu::run("mma.m16n8k32.f32.e5m2.e5m2.f32", data));

@@ -1,0 +1,6 @@
+//! wgmma.m64n8k32.f32.e4m3.e4m3 on the GPU against its sm90 model, guided by arithmetic features (see gpu.rs).
+#![no_main]
+
+mod gpu;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| gpu::run("wgmma.m64n8k32.f32.e4m3.e4m3", data));

@@ -1,0 +1,6 @@
+//! wgmma.m64n8k8.f32.tf32.tf32 on the GPU against its sm90 model, guided by arithmetic features (see gpu.rs).
+#![no_main]
+
+mod gpu;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| gpu::run("wgmma.m64n8k8.f32.tf32.tf32", data));

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# CI's fuzzing step (no GPU): build the fuzz targets with cargo-fuzz (nightly, installed if
+# absent), run each CPU and parser target briefly, run the GPU target with a model standing
+# where the GPU stands (against itself: no crash allowed; against a planted one-knob change:
+# the crash must come, and `mmafuzz fuzz decode` must show the mismatch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_PER_TARGET=${SECONDS_PER_TARGET:-10}
+if ! rustup toolchain list | grep -q nightly; then
+  rustup toolchain install nightly --profile minimal
+fi
+if ! command -v cargo-fuzz >/dev/null; then
+  cargo install cargo-fuzz --locked
+fi
+targets="exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model gpu_path"
+(cd fuzz && cargo +nightly fuzz build -O -s none $targets)
+bin=fuzz/target/x86_64-unknown-linux-gnu/release
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for t in exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model; do
+  mkdir -p "$work/$t"
+  seeds=""
+  [ -d "fuzz/seeds/$t" ] && seeds="fuzz/seeds/$t"
+  "$bin/$t" "$work/$t" $seeds -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$work/$t-" 2>&1 | tail -1
+done
+cargo build --quiet
+mmafuzz=./target/debug/mmafuzz
+$mmafuzz gen --path mma.m16n8k16.f16.f16.f16.f16 --count 64 --seed 1 --out "$work/seed.jsonl"
+$mmafuzz fuzz encode --path mma.m16n8k16.f16.f16.f16.f16 --in "$work/seed.jsonl" --out "$work/seeds"
+export MMAFUZZ_PATH=mma.m16n8k16.f16.f16.f16.f16
+mkdir -p "$work/same" "$work/plant"
+MMAFUZZ_AGAINST=sm90:$MMAFUZZ_PATH "$bin/gpu_path" "$work/same" "$work/seeds" -max_len=32768 -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$work/same-" 2>&1 | tail -1
+# The plant flushes subnormal f16 outputs: about one generated tile in 23 shows it.
+if MMAFUZZ_AGAINST=fuzz/plants/f16h-outsub.toml "$bin/gpu_path" "$work/plant" "$work/seeds" -max_len=32768 -max_total_time=120 -artifact_prefix="$work/plant-" > "$work/plant.log" 2>&1; then
+  echo "fuzz-smoke: the GPU target did not find the planted change" >&2
+  exit 1
+fi
+artifact=$(ls "$work"/plant-crash-* | head -1)
+if $mmafuzz fuzz decode "$artifact" --path "$MMAFUZZ_PATH" --against fuzz/plants/f16h-outsub.toml > "$work/decoded.txt"; then
+  echo "fuzz-smoke: the artifact does not diverge when decoded" >&2
+  exit 1
+fi
+grep -c MISMATCH "$work/decoded.txt" | sed 's/^/fuzz-smoke: planted change found; mismatched elements in the artifact: /'

@@ -1,0 +1,144 @@
+//! Tiles of one path as the bytes libFuzzer mutates, and as the files of a guided hunt's
+//! population (`fuzz/corpus/<target>/`, libFuzzer's layout, so both share one corpus).
+//!
+//! An input is a list of entries, each a position (2 bytes, little-endian) and a value (the
+//! widest storage of the path's formats: 4 bytes, or 8 for f64; little-endian). Positions run
+//! over up to [`MAX_TILES`] tiles laid end to end, each A (m×k), B (k×n), C (m×n) row-major as
+//! in the interchange; a position past them wraps around. Every element no entry names is +0;
+//! a later entry for the same position wins; a trailing partial entry is ignored. Values are
+//! masked to their format's storage.
+//!
+//! Sparse entries make libFuzzer's own minimisation (`cargo fuzz tmin`, which shortens
+//! inputs) minimise the number of nonzero terms: a shorter input names fewer elements.
+
+use crate::case::MmaCase;
+use crate::exec::PathSpec;
+
+/// Tiles one input holds at most.
+pub const MAX_TILES: usize = 8;
+
+/// Bytes of one entry's value for a path.
+pub fn value_bytes(path: &PathSpec) -> usize {
+    (path.a_fmt.storage_bits().max(path.c_fmt.storage_bits()) as usize).div_ceil(8).max(4)
+}
+
+fn tile_len(path: &PathSpec) -> usize {
+    path.m * path.k + path.k * path.n + path.m * path.n
+}
+
+/// The tiles an input holds (at least one: an empty input is a tile of zeros).
+pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
+    let w = value_bytes(path);
+    let len = tile_len(path);
+    let span = len * MAX_TILES;
+    let mut entries: Vec<(usize, u64)> = Vec::with_capacity(bytes.len() / (2 + w));
+    let mut tiles = 1;
+    for e in bytes.chunks_exact(2 + w) {
+        let pos = u16::from_le_bytes([e[0], e[1]]) as usize % span;
+        let mut v = [0u8; 8];
+        v[..w].copy_from_slice(&e[2..]);
+        entries.push((pos, u64::from_le_bytes(v)));
+        tiles = tiles.max(pos / len + 1);
+    }
+    let mut out: Vec<MmaCase> = (0..tiles).map(|_| MmaCase::zeros(path.a_fmt, path.c_fmt, path.m, path.n, path.k)).collect();
+    let (na, nb) = (path.m * path.k, path.k * path.n);
+    for (pos, v) in entries {
+        let t = &mut out[pos / len];
+        let at = pos % len;
+        if at < na {
+            t.a[at] = v & path.a_fmt.mask();
+        } else if at < na + nb {
+            t.b[at - na] = v & path.a_fmt.mask();
+        } else {
+            t.c[at - na - nb] = v & path.c_fmt.mask();
+        }
+    }
+    out
+}
+
+/// The input holding `tiles` (at most [`MAX_TILES`]; each of the path's shape and formats):
+/// one entry per nonzero element, in position order.
+pub fn encode(path: &PathSpec, tiles: &[MmaCase]) -> Result<Vec<u8>, String> {
+    if tiles.len() > MAX_TILES {
+        return Err(format!("{} tiles: one input holds at most {MAX_TILES}", tiles.len()));
+    }
+    let w = value_bytes(path);
+    let len = tile_len(path);
+    let mut out = Vec::new();
+    for (t, tile) in tiles.iter().enumerate() {
+        if (tile.a_fmt, tile.b_fmt, tile.c_fmt, tile.m, tile.n, tile.k) != (path.a_fmt, path.a_fmt, path.c_fmt, path.m, path.n, path.k) {
+            return Err(format!("tile {t} is not a {} tile ({}x{}x{} {}/{})", path.id, tile.m, tile.n, tile.k, tile.a_fmt, tile.c_fmt));
+        }
+        for (at, &v) in tile.a.iter().chain(&tile.b).chain(&tile.c).enumerate() {
+            if v != 0 {
+                let pos = (t * len + at) as u16;
+                out.extend_from_slice(&pos.to_le_bytes());
+                out.extend_from_slice(&v.to_le_bytes()[..w]);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// libFuzzer's name for a file of a corpus: the SHA-1 of its bytes, in hex.
+pub fn corpus_name(bytes: &[u8]) -> String {
+    use sha1::{Digest, Sha1};
+    Sha1::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The fuzz target (and corpus directory) of a path: `gpu_` and the path with `_` for `.`.
+pub fn target_name(path: &PathSpec) -> String {
+    format!("gpu_{}", path.id.replace('.', "_"))
+}
+
+/// The path a target (or an artifact's directory) names.
+pub fn path_of_target(name: &str) -> Option<&'static PathSpec> {
+    let id = name.strip_prefix("gpu_")?;
+    crate::exec::PATHS.iter().find(|p| p.id.replace('.', "_") == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::path_by_id;
+
+    #[test]
+    fn round_trips_and_sparse_entries() {
+        let path = path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap();
+        let mut rng = <rand_xoshiro::Xoshiro256PlusPlus as rand::SeedableRng>::seed_from_u64(3);
+        let tiles: Vec<MmaCase> = (0..3)
+            .map(|_| {
+                let mut t = crate::gen::case(&mut rng, path.a_fmt, path.c_fmt, path.m, path.n, path.k);
+                t.extra.clear();
+                t
+            })
+            .collect();
+        let bytes = encode(path, &tiles).unwrap();
+        assert_eq!(decode(path, &bytes), tiles);
+        assert_eq!(encode(path, &decode(path, &bytes)).unwrap(), bytes);
+        // One nonzero element is one 6-byte entry; later entries win; partial entries are ignored.
+        let mut one = MmaCase::zeros(path.a_fmt, path.c_fmt, 16, 8, 16);
+        one.c[5] = 0x3f80_0000;
+        let b = encode(path, std::slice::from_ref(&one)).unwrap();
+        assert_eq!(b.len(), 6);
+        let mut twice = b.clone();
+        twice.extend_from_slice(&[b[0], b[1], 0, 0, 0, 0x40, 9]);
+        let d = decode(path, &twice);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].c[5], 0x4000_0000);
+        assert_eq!(decode(path, &[]).len(), 1, "an empty input is one zero tile");
+        // A position past eight tiles wraps; f16 values are masked to 16 bits.
+        let far = ((MAX_TILES * 512 + 3) as u16).to_le_bytes();
+        let d = decode(path, &[far[0], far[1], 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(d[0].a[3], 0xffff);
+    }
+
+    #[test]
+    fn target_names_name_paths() {
+        for p in crate::exec::PATHS {
+            assert_eq!(path_of_target(&target_name(p)).map(|q| q.id), Some(p.id));
+        }
+        assert!(path_of_target("gpu_nothing").is_none());
+        assert_eq!(value_bytes(path_by_id("mma.m8n8k4.f64.f64.f64.f64").unwrap()), 8);
+    }
+}

@@ -1,0 +1,135 @@
+//! Coverage-guided fuzzing of one instruction path: libFuzzer's GPU targets (`fuzz/`) and the
+//! guided hunt share what is here. An input ([`codec`]) is a few tiles; [`Differential`] runs
+//! them on two sides (the GPU and the path's model, or any two sides a hunt takes), computes
+//! the arithmetic situations the model's output went through ([`crate::features`]), and lists
+//! the elements that differ; [`describe`] prints all of it with the exact value (MPFR), the
+//! mismatches marked. [`mutate`] changes tiles the way the guided hunt explores.
+
+pub mod codec;
+pub mod mutate;
+
+use crate::case::{hex, MmaCase};
+use crate::exact;
+use crate::exec::PathSpec;
+use crate::features::{FeatureProbe, TileCounts, SITUATIONS};
+use crate::hunt::compare::agree;
+use crate::hunt::probe::value_text;
+use crate::hunt::{Side, SideError};
+use std::fmt::Write as _;
+
+/// Two sides of one path and the model whose arithmetic names the situations.
+pub struct Differential {
+    pub path: &'static PathSpec,
+    pub a: Side,
+    /// The model under test (its arithmetic names the situations).
+    pub b: Side,
+}
+
+/// What one input did.
+pub struct Outcome {
+    pub tiles: Vec<MmaCase>,
+    pub da: Vec<Vec<u64>>,
+    pub db: Vec<Vec<u64>>,
+    /// Situations of every tile of the input together.
+    pub counts: TileCounts,
+    /// (tile, element) where the two sides differ.
+    pub divergent: Vec<(usize, usize)>,
+}
+
+impl Differential {
+    /// Side A from `MMAFUZZ_AGAINST` (`gpu`, the default; `exact`, `exact-rz`…; or a model),
+    /// side B from `MMAFUZZ_MODEL` (default `sm90:PATH`): how the fuzz targets are pointed.
+    pub fn from_env(path: &'static PathSpec) -> Result<Differential, String> {
+        let against = std::env::var("MMAFUZZ_AGAINST").unwrap_or_else(|_| "gpu".into());
+        let model = std::env::var("MMAFUZZ_MODEL").unwrap_or_else(|_| format!("sm90:{}", path.id));
+        Ok(Differential { path, a: Side::from_spec(&against, path)?, b: Side::from_spec(&model, path)? })
+    }
+
+    /// Run one input's tiles on both sides; situations from side B's output.
+    pub fn run(&self, bytes: &[u8]) -> Result<Outcome, SideError> {
+        self.run_tiles(codec::decode(self.path, bytes))
+    }
+
+    pub fn run_tiles(&self, tiles: Vec<MmaCase>) -> Result<Outcome, SideError> {
+        let (da, db) = rayon::join(|| self.a.execute(&tiles), || self.b.execute(&tiles));
+        let (da, db) = (da?, db?);
+        let mut counts = TileCounts(vec![0; SITUATIONS]);
+        if let Some(ar) = self.b.arithmetic(self.path.a_fmt) {
+            let probe = FeatureProbe::new(ar);
+            for (t, d) in tiles.iter().zip(&db) {
+                for (sum, c) in counts.0.iter_mut().zip(probe.tile(t, d).0) {
+                    *sum += c;
+                }
+            }
+        }
+        let nan_is_any = self.a.nan_is_any() || self.b.nan_is_any();
+        let fmt = self.path.c_fmt;
+        let divergent = (0..tiles.len()).flat_map(|t| (0..da[t].len()).map(move |e| (t, e))).filter(|&(t, e)| !agree(fmt, da[t][e], db[t][e], nan_is_any)).collect();
+        Ok(Outcome { tiles, da, db, counts, divergent })
+    }
+}
+
+/// The input as a reader wants it: each tile's nonzero inputs, every element where the sides
+/// differ (both outputs, the exact value and its nearest rounding, the mismatch marked), and a
+/// count of the elements that agree.
+pub fn describe(d: &Differential, o: &Outcome) -> String {
+    let (fa, fc) = (d.path.a_fmt, d.path.c_fmt);
+    let (na, nb) = (d.a.name(), d.b.name());
+    let width = na.len().max(nb.len()).max("exact".len());
+    let mut s = String::new();
+    let _ = writeln!(s, "{}: {} tile(s); A = {} | B = {}", d.path.id, o.tiles.len(), d.a.describe(), d.b.describe());
+    for (t, tile) in o.tiles.iter().enumerate() {
+        let _ = writeln!(s, "tile {t}:");
+        let mut nonzero = 0;
+        for i in 0..tile.m {
+            for kk in 0..tile.k {
+                let x = tile.a_at(i, kk);
+                if x != 0 {
+                    nonzero += 1;
+                    let _ = writeln!(s, "  a[{i}][{kk}] = {} ({})", hex(x, fa), value_text(fa, x));
+                }
+            }
+        }
+        for kk in 0..tile.k {
+            for j in 0..tile.n {
+                let x = tile.b_at(kk, j);
+                if x != 0 {
+                    nonzero += 1;
+                    let _ = writeln!(s, "  b[{kk}][{j}] = {} ({})", hex(x, fa), value_text(fa, x));
+                }
+            }
+        }
+        for i in 0..tile.m {
+            for j in 0..tile.n {
+                let x = tile.c_at(i, j);
+                if x != 0 {
+                    nonzero += 1;
+                    let _ = writeln!(s, "  c[{i}][{j}] = {} ({})", hex(x, fc), value_text(fc, x));
+                }
+            }
+        }
+        if nonzero == 0 {
+            let _ = writeln!(s, "  (every input +0)");
+        }
+        let mut differ = 0;
+        for &(_, e) in o.divergent.iter().filter(|(x, _)| *x == t) {
+            differ += 1;
+            let (i, j) = (e / tile.n, e % tile.n);
+            let x = exact::exact_element(tile, i, j);
+            let nearest = x.round(fc, crate::Rounding::Rne);
+            let _ = writeln!(s, "  d[{i}][{j}]:");
+            let mark = |bits: u64| if bits == nearest { "" } else { "   <- not the nearest" };
+            let _ = writeln!(s, "    {na:<width$} {} ({}){}", hex(o.da[t][e], fc), value_text(fc, o.da[t][e]), mark(o.da[t][e]));
+            let _ = writeln!(s, "    {nb:<width$} {} ({}){}", hex(o.db[t][e], fc), value_text(fc, o.db[t][e]), mark(o.db[t][e]));
+            let _ = writeln!(s, "    {:<width$} {}, nearest {} ({})", "exact", x.describe(), hex(nearest, fc), value_text(fc, nearest));
+            let _ = writeln!(s, "    MISMATCH: {na} and {nb} differ");
+        }
+        let _ = writeln!(s, "  {} of {} elements of D agree", tile.m * tile.n - differ, tile.m * tile.n);
+    }
+    s
+}
+
+/// Nonzero inputs (C counted) of the tiles of an input: what a minimised artifact is judged by.
+pub fn nonzero_terms(tiles: &[MmaCase]) -> usize {
+    tiles.iter().map(|t| t.a.iter().chain(&t.b).chain(&t.c).filter(|&&x| x != 0).count()).sum()
+}

@@ -1,0 +1,287 @@
+//! Mutations of a tile, as a guided hunt explores from the tiles that reached new situations:
+//! exponent shifts, significand bit flips, copying and negating terms (duplicates and exact
+//! cancellations), moving magnitude between A and B (same products, other operands), splicing
+//! in parts of another tile, C at the edges of its format or against the products' sum, fresh
+//! edge-biased values, broadcasting a row or column (many elements in one situation), zeros.
+
+use crate::case::MmaCase;
+use crate::format::{Class, Format, Overflow, Rounding};
+use crate::gen;
+use rand::Rng;
+
+/// The mutations, by name (for statistics and tests).
+pub const MUTATIONS: &[&str] = &["exponent", "bit", "copy-term", "negate-term", "move-magnitude", "splice", "c-edge", "fresh", "broadcast", "zero"];
+
+/// Apply one to six mutations (one half the time, two a quarter, …) to `tile`; `donor` is another tile of the same shape (splicing).
+/// Returns the names of the mutations applied.
+pub fn mutate<R: Rng>(rng: &mut R, tile: &mut MmaCase, donor: &MmaCase) -> Vec<&'static str> {
+    let n = 1 + (rng.gen::<u32>() % 64).trailing_zeros().min(5) as usize;
+    (0..n)
+        .map(|_| {
+            let which = rng.gen_range(0..MUTATIONS.len());
+            apply(rng, tile, donor, which);
+            MUTATIONS[which]
+        })
+        .collect()
+}
+
+/// Which operand an element belongs to.
+#[derive(Clone, Copy)]
+enum Operand {
+    A,
+    B,
+    C,
+}
+
+fn pick_operand<R: Rng>(rng: &mut R) -> Operand {
+    match rng.gen_range(0..10) {
+        0..=3 => Operand::A,
+        4..=7 => Operand::B,
+        _ => Operand::C,
+    }
+}
+
+fn slot(tile: &mut MmaCase, op: Operand) -> (&mut Vec<u64>, Format) {
+    match op {
+        Operand::A => (&mut tile.a, tile.a_fmt),
+        Operand::B => (&mut tile.b, tile.b_fmt),
+        Operand::C => (&mut tile.c, tile.c_fmt),
+    }
+}
+
+/// `x · 2^delta`, rounded to nearest into the format (into subnormals, zero or infinity at
+/// the ends); NaN, infinities and zeros stay.
+pub fn scale(f: Format, x: u64, delta: i32) -> u64 {
+    let d = f.decode(x);
+    if d.class != Class::Finite {
+        return x;
+    }
+    f.round(d.neg, d.sig as u128, d.exp.saturating_add(delta), false, Rounding::Rne, Overflow::Ieee)
+}
+
+fn exponent_delta<R: Rng>(rng: &mut R) -> i32 {
+    let mag = [1, 1, 2, 3, 4, 8, 12, 16, 24, 32][rng.gen_range(0..10)];
+    if rng.gen_bool(0.5) {
+        mag
+    } else {
+        -mag
+    }
+}
+
+fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
+    let (m, n, k) = (t.m, t.n, t.k);
+    match MUTATIONS[which] {
+        "exponent" => {
+            let (v, f) = slot(t, pick_operand(rng));
+            let i = rng.gen_range(0..v.len());
+            v[i] = scale(f, v[i], exponent_delta(rng));
+        }
+        "bit" => {
+            let (v, f) = slot(t, pick_operand(rng));
+            let i = rng.gen_range(0..v.len());
+            // Mostly the fraction, sometimes any bit (sign, exponent); tf32 ignores its low bits.
+            let low = f.spec().ignored_low_bits;
+            let bit = if rng.gen_bool(0.75) { low + rng.gen_range(0..f.precision() - 1) } else { rng.gen_range(low..f.storage_bits()) };
+            v[i] ^= 1u64 << bit;
+        }
+        "copy-term" => {
+            // Product k1 repeated at k2 for every element.
+            let (k1, k2) = (rng.gen_range(0..k), rng.gen_range(0..k));
+            for i in 0..m {
+                t.a[i * k + k2] = t.a[i * k + k1];
+            }
+            for j in 0..n {
+                t.b[k2 * n + j] = t.b[k1 * n + j];
+            }
+        }
+        "negate-term" => {
+            if rng.gen_bool(0.5) {
+                // Product k2 = -product k1: an exact cancellation in every element.
+                let (k1, k2) = (rng.gen_range(0..k), rng.gen_range(0..k));
+                let sign = t.a_fmt.zero_bits(true);
+                for i in 0..m {
+                    t.a[i * k + k2] = t.a[i * k + k1] ^ sign;
+                }
+                for j in 0..n {
+                    t.b[k2 * n + j] = t.b[k1 * n + j];
+                }
+            } else {
+                let op = pick_operand(rng);
+                let (v, f) = slot(t, op);
+                let i = rng.gen_range(0..v.len());
+                v[i] ^= f.zero_bits(true);
+            }
+        }
+        "move-magnitude" => {
+            // a[.][kk]·2^s and b[kk][.]·2^-s: the same products from other operands (until a
+            // side leaves its format's range).
+            let kk = rng.gen_range(0..k);
+            let s = exponent_delta(rng);
+            let (fa, fb) = (t.a_fmt, t.b_fmt);
+            for i in 0..m {
+                t.a[i * k + kk] = scale(fa, t.a[i * k + kk], s);
+            }
+            for j in 0..n {
+                t.b[kk * n + j] = scale(fb, t.b[kk * n + j], -s);
+            }
+        }
+        "splice" => {
+            if (donor.m, donor.n, donor.k) != (m, n, k) {
+                return;
+            }
+            match rng.gen_range(0..3) {
+                0 => {
+                    // A range of K from the donor: its products there.
+                    let lo = rng.gen_range(0..k);
+                    let hi = rng.gen_range(lo..k) + 1;
+                    for kk in lo..hi {
+                        for i in 0..m {
+                            t.a[i * k + kk] = donor.a[i * k + kk];
+                        }
+                        t.b[kk * n..(kk + 1) * n].copy_from_slice(&donor.b[kk * n..(kk + 1) * n]);
+                    }
+                }
+                1 => {
+                    // Rows of A and C.
+                    let lo = rng.gen_range(0..m);
+                    let hi = rng.gen_range(lo..m) + 1;
+                    t.a[lo * k..hi * k].copy_from_slice(&donor.a[lo * k..hi * k]);
+                    t.c[lo * n..hi * n].copy_from_slice(&donor.c[lo * n..hi * n]);
+                }
+                _ => t.c.copy_from_slice(&donor.c),
+            }
+        }
+        "c-edge" => {
+            let f = t.c_fmt;
+            let (i, j) = (rng.gen_range(0..m), rng.gen_range(0..n));
+            let neg = rng.gen_bool(0.5);
+            t.c[i * n + j] = match rng.gen_range(0..6) {
+                0 => f.max_finite_bits(neg),
+                1 => f.encode_exact(neg, 1, f.emin()).expect("smallest normal"),
+                2 => f.encode_exact(neg, 1, f.min_lsb_exp()).expect("smallest subnormal"),
+                3 => f.zero_bits(neg),
+                _ => {
+                    // Minus the products' sum (rounded), moved by a few ulps: C cancels them.
+                    let sum: f64 = (0..k).map(|kk| t.a_fmt.to_f64(t.a[i * k + kk]) * t.b_fmt.to_f64(t.b[kk * n + j])).sum();
+                    if !sum.is_finite() || sum == 0.0 {
+                        gen::value(rng, f)
+                    } else {
+                        let bits = f64_into(f, -sum);
+                        let d = f.decode(bits);
+                        if d.class == Class::Finite {
+                            let nudge = rng.gen_range(-2i64..=2);
+                            let sig = (d.sig as i64 + nudge).max(1) as u128;
+                            f.round(d.neg, sig, d.exp, false, Rounding::Rne, Overflow::Ieee)
+                        } else {
+                            bits
+                        }
+                    }
+                }
+            };
+        }
+        "fresh" => {
+            let op = pick_operand(rng);
+            let (v, f) = slot(t, op);
+            let i = rng.gen_range(0..v.len());
+            v[i] = gen::value(rng, f);
+        }
+        "broadcast" => {
+            // One element's dot product (row i0 of A, column j0 of B, C there) copied over a
+            // share of the rows, columns and C: up to every element in its situations.
+            let share = [0.25, 0.5, 0.75, 1.0][rng.gen_range(0..4)];
+            let (i0, j0) = (rng.gen_range(0..m), rng.gen_range(0..n));
+            let (rows, cols, c) = match rng.gen_range(0..4) {
+                0 => (true, false, false),
+                1 => (false, true, false),
+                2 => (false, false, true),
+                _ => (true, true, true),
+            };
+            let row: Vec<u64> = t.a[i0 * k..(i0 + 1) * k].to_vec();
+            let c0 = t.c[i0 * n + j0];
+            for i in 0..m {
+                if rows && rng.gen_bool(share) {
+                    t.a[i * k..(i + 1) * k].copy_from_slice(&row);
+                }
+            }
+            for j in 0..n {
+                if cols && rng.gen_bool(share) {
+                    for kk in 0..k {
+                        t.b[kk * n + j] = t.b[kk * n + j0];
+                    }
+                }
+            }
+            if c {
+                t.c.iter_mut().filter(|_| rng.gen_bool(share)).for_each(|x| *x = c0);
+            }
+        }
+        "zero" => {
+            if rng.gen_bool(0.5) {
+                let op = pick_operand(rng);
+                let (v, f) = slot(t, op);
+                let i = rng.gen_range(0..v.len());
+                v[i] = f.zero_bits(false);
+            } else {
+                // A whole product column: fewer live terms everywhere.
+                let kk = rng.gen_range(0..k);
+                for i in 0..m {
+                    t.a[i * k + kk] = 0;
+                }
+            }
+        }
+        other => unreachable!("unknown mutation {other}"),
+    }
+}
+
+/// An f64 rounded to nearest into a format.
+fn f64_into(f: Format, v: f64) -> u64 {
+    let bits = v.abs().to_bits();
+    let (biased, frac) = ((bits >> 52) as i32, bits & ((1u64 << 52) - 1));
+    let (sig, exp) = if biased == 0 { (frac, -1074) } else { (frac | 1 << 52, biased - 1075) };
+    f.round(v < 0.0, sig as u128, exp, false, Rounding::Rne, Overflow::Ieee)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn every_mutation_keeps_the_tile_valid_and_changes_something() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        for p in crate::exec::PATHS.iter().filter(|p| p.m <= 64) {
+            let base = gen::case(&mut rng, p.a_fmt, p.c_fmt, p.m, p.n, p.k);
+            let donor = gen::case(&mut rng, p.a_fmt, p.c_fmt, p.m, p.n, p.k);
+            for which in 0..MUTATIONS.len() {
+                let mut changed = false;
+                for _ in 0..50 {
+                    let mut t = base.clone();
+                    apply(&mut rng, &mut t, &donor, which);
+                    t.validate().unwrap_or_else(|e| panic!("{} after {}: {e}", p.id, MUTATIONS[which]));
+                    changed |= t != base;
+                }
+                assert!(changed, "{}: {} never changed the tile", p.id, MUTATIONS[which]);
+            }
+        }
+    }
+
+    #[test]
+    fn scaling_moves_exponents_and_saturates() {
+        let f = Format::F16;
+        assert_eq!(scale(f, 0x3c00, 1), 0x4000); // 1 -> 2
+        assert_eq!(scale(f, 0x3c00, -24), 0x0001); // 1 -> 2^-24, the smallest subnormal
+        assert_eq!(scale(f, 0x3c00, 16), 0x7c00); // 2^16 overflows to +inf
+        assert_eq!(scale(f, 0x7e00, 3), 0x7e00, "NaN stays");
+        // Moving magnitude keeps the products.
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(1);
+        let mut t = MmaCase::zeros(Format::F16, Format::F32, 1, 1, 1);
+        t.a[0] = 0x3c00;
+        t.b[0] = 0x4000;
+        let before = Format::F16.to_f64(t.a[0]) * Format::F16.to_f64(t.b[0]);
+        let donor = t.clone();
+        for _ in 0..20 {
+            apply(&mut rng, &mut t, &donor, 4);
+        }
+        let after = Format::F16.to_f64(t.a[0]) * Format::F16.to_f64(t.b[0]);
+        assert!(after == before || after == 0.0 || after.is_infinite(), "{before} -> {after}");
+    }
+}
