@@ -7,6 +7,7 @@
 #
 #   bash scripts/gpu-fuzz.sh fuzz SECONDS     # every mma.sync path, SECONDS each, all at once
 #   bash scripts/gpu-fuzz.sh plant SECONDS    # planted f16-accflush, then minimise and decode
+#   bash scripts/gpu-fuzz.sh rate SECONDS [PATH]  # one path, 14 workers: tiles per second
 # Logs and artifacts go to $OUT; corpora stay in fuzz/corpus/ for the next call.
 set -uo pipefail
 mode=$1; secs=$2
@@ -43,6 +44,19 @@ if [ "$mode" = fuzz ]; then
     done
   done
   tar czf "$OUT/corpora.tgz" fuzz/corpus 2>/dev/null
+elif [ "$mode" = rate ]; then
+  p=${3:-mma.m16n8k16.f32.f16.f16.f32}
+  dir=$PWD/$(seed "$p")
+  mkdir -p "$OUT/rate"
+  (cd "$OUT/rate" && MMAFUZZ_PATH=$p /tmp/gpu_path "$dir" -max_len=32768 -max_total_time="$secs" -jobs=14 -workers=14 \
+    -print_final_stats=1 -artifact_prefix="$OUT/rate/" > main.log 2>&1)
+  total=0
+  for w in "$OUT"/rate/fuzz-*.log; do
+    n=$(grep -h "stat::number_of_executed_units" "$w" | awk '{print $2}')
+    total=$((total + ${n:-0}))
+  done
+  echo "$p: $total inputs in $secs s over 14 workers; corpus $(ls "$dir" | wc -l) files of $(du -sb "$dir" | cut -f1) bytes"
+  grep -h "DONE" "$OUT"/rate/fuzz-*.log | head -3
 elif [ "$mode" = plant ]; then
   p=mma.m16n8k16.f32.f16.f16.f32
   dir=$(seed "$p")

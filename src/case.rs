@@ -226,6 +226,17 @@ mod tests {
     }
 
     #[test]
+    fn numbers_in_unknown_fields_pass_through_exactly() {
+        // Found by the parse_interchange fuzz target: without correctly rounded float parsing
+        // this number read as 1.1111111111111108e81 and was written back changed.
+        let line = LINE.replace(r#""note":"keep me""#, r#""note":1.111111111111111e+81"#);
+        let case = MmaCase::from_json_line(&line).unwrap();
+        assert_eq!(case.extra["note"].as_f64(), Some(1.111111111111111e81));
+        let again = MmaCase::from_json_line(&serde_json::to_string(&case.to_json()).unwrap()).unwrap();
+        assert_eq!(again, case);
+    }
+
+    #[test]
     fn errors_name_the_field() {
         let cases = [
             (LINE.replace(r#""m":1"#, r#""m":0"#), "m"),

@@ -461,7 +461,7 @@ impl<'a> FeatureProbe<'a> {
                 x if x < 0 => 0,
                 0 => 1,
                 x if x <= p / 2 => 2,
-                x if x <= p - 1 => 3,
+                x if x < p => 3,
                 x if x < window => 4,
                 x if x <= window + 2 => 5,
                 x if x <= 2 * window => 6,

@@ -8,6 +8,7 @@
 use mmafuzz::exec::{path_by_id, PathSpec};
 use mmafuzz::features::SITUATIONS;
 use mmafuzz::fuzzing::{describe, Differential};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// libFuzzer reads every byte of this section as an 8-bit coverage counter, cleared before
@@ -49,6 +50,14 @@ pub fn run(path_id: &str, data: &[u8]) {
             std::process::exit(2);
         }
     };
+    // Tiles run, said every 2^14 inputs (libFuzzer counts inputs; an input is 1 to 8 tiles).
+    static INPUTS: AtomicU64 = AtomicU64::new(0);
+    static TILES: AtomicU64 = AtomicU64::new(0);
+    let inputs = INPUTS.fetch_add(1, Ordering::Relaxed) + 1;
+    let tiles = TILES.fetch_add(outcome.tiles.len() as u64, Ordering::Relaxed) + outcome.tiles.len() as u64;
+    if inputs % (1 << 14) == 0 {
+        eprintln!("mmafuzz: {inputs} inputs, {tiles} tiles of {}", path.id);
+    }
     let counters = std::ptr::addr_of_mut!(COUNTERS) as *mut u8;
     for (s, &c) in outcome.counts.0.iter().enumerate() {
         if c > 0 {

@@ -78,7 +78,12 @@ pub fn describe(d: &Differential, o: &Outcome) -> String {
     let width = na.len().max(nb.len()).max("exact".len());
     let mut s = String::new();
     let _ = writeln!(s, "{}: {} tile(s); A = {} | B = {}", d.path.id, o.tiles.len(), d.a.describe(), d.b.describe());
-    for (t, tile) in o.tiles.iter().enumerate() {
+    let quiet = |t: usize| nonzero_terms(&o.tiles[t..t + 1]) == 0 && !o.divergent.iter().any(|&(x, _)| x == t);
+    let skipped = (0..o.tiles.len()).filter(|&t| quiet(t)).count();
+    if skipped > 0 {
+        let _ = writeln!(s, "{skipped} tile(s) of zeros on which both sides agree (not shown)");
+    }
+    for (t, tile) in o.tiles.iter().enumerate().filter(|&(t, _)| !quiet(t)) {
         let _ = writeln!(s, "tile {t}:");
         let mut nonzero = 0;
         for i in 0..tile.m {
