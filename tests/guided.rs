@@ -46,3 +46,19 @@ fn the_guided_hunt_finds_a_plant_the_unguided_one_misses() {
     assert!(guided.features.features() > unguided.features.features(), "{} vs {}", guided.features.features(), unguided.features.features());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_gpu_artifact_minimised_by_libfuzzer_is_one_term() {
+    // fuzz/seeds/gpu_.../f16-accflush-minimised: the 6-byte input libFuzzer's crash minimiser
+    // left of the planted accumulator flush found on the H100 (README, Guided hunts).
+    use mmafuzz::fuzzing::{nonzero_terms, Differential};
+    let path = path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap();
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/gpu_mma_m16n8k16_f32_f16_f16_f32/f16-accflush-minimised")).unwrap();
+    let plant = Model::load(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/plants/f16-accflush.toml")).unwrap();
+    let against_plant = Differential { path, a: Side::Exact(mmafuzz::Rounding::Rne), b: Side::model(plant) };
+    let o = against_plant.run(&bytes).unwrap();
+    assert_eq!(nonzero_terms(&o.tiles), 1);
+    assert_eq!(o.divergent.len(), 1, "the plant flushes the subnormal C");
+    let sm90 = Differential { path, a: Side::Exact(mmafuzz::Rounding::Rne), b: Side::model(Model::load("sm90:mma.m16n8k16.f32.f16.f16.f32").unwrap()) };
+    assert!(sm90.run(&bytes).unwrap().divergent.is_empty(), "the sm90 model passes C through, as the H100 did");
+}

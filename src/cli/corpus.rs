@@ -156,7 +156,10 @@ fn add_from_fuzz(artifact: &Path, path: Option<&str>, model: Option<&str>, findi
     let b = Side::from_spec(model.unwrap_or(&format!("sm90:{}", p.id)), p).map_err(|e| anyhow::anyhow!(e))?;
     let Side::Gpu { gpus, .. } = &a else { unreachable!("side A is the GPU") };
     let provenance = super::gpu::provenance(&gpus[0], p);
-    let tiles = mmafuzz::fuzzing::codec::decode(p, &bytes);
+    // Distinct tiles only: an input's unnamed tiles are all zeros.
+    let mut tiles = mmafuzz::fuzzing::codec::decode(p, &bytes);
+    let mut seen = std::collections::HashSet::new();
+    tiles.retain(|t| seen.insert((t.a.clone(), t.b.clone(), t.c.clone())));
     let (da, db) = (a.execute(&tiles)?, b.execute(&tiles)?);
     let source = serde_json::json!({"artifact": artifact.file_name().map(|n| n.to_string_lossy().into_owned())});
     let lines: Vec<String> = tiles
