@@ -14,7 +14,8 @@
 
 use crate::case::MmaCase;
 use crate::format::{Class, Format, Overflow, Rounding};
-use crate::model::{block_members, AlignExponent, AlignMode, Arithmetic, CPlacement};
+use crate::model::{block_members, AlignExponent, AlignMode, Arithmetic, CPlacement, Operand, Subnormals, Term};
+use crate::model::wide_sum;
 use serde::{Deserialize, Serialize};
 
 /// Count levels per situation (libFuzzer's counter buckets).
@@ -176,43 +177,19 @@ impl TileCounts {
     }
 }
 
-/// A finite nonzero term `(-1)^neg · sig · 2^lsb`, aligned by `key`.
-#[derive(Clone, Copy, Debug)]
-struct Term {
-    neg: bool,
-    sig: u128,
-    lsb: i32,
-    key: i32,
-}
-
-impl Term {
-    fn lead(&self) -> i32 {
-        self.lsb + 127 - self.sig.leading_zeros() as i32
-    }
-    fn value(&self) -> f64 {
-        let v = self.sig as f64 * crate::format::pow2(self.lsb.clamp(-1100, 1100));
-        if self.neg {
-            -v
-        } else {
-            v
-        }
+/// A term's value as an f64 (the running sum between blocks is tracked in f64).
+fn value(t: &Term) -> f64 {
+    let v = t.sig as f64 * crate::format::pow2(t.lsb.clamp(-1100, 1100));
+    if t.neg {
+        -v
+    } else {
+        v
     }
 }
 
-/// A decoded input: finite values are `sig · 2^lsb`; `field` is the hidden bit's exponent.
-#[derive(Clone, Copy, Debug)]
-struct Operand {
-    class: Class,
-    neg: bool,
-    sig: u64,
-    lsb: i32,
-    field: i32,
-}
-
+/// An input decoded as the emulator decodes it (subnormals kept).
 fn operand(f: Format, bits: u64) -> Operand {
-    let d = f.decode(bits);
-    let field = if d.class == Class::Finite { d.exp + f.precision() as i32 - 1 } else { 0 };
-    Operand { class: d.class, neg: d.neg, sig: d.sig, lsb: d.exp, field }
+    Operand::decode(f, bits, Subnormals::Keep)
 }
 
 /// A finite nonzero f64 as a term (the running sum between blocks, tracked in f64: situations
@@ -301,7 +278,7 @@ impl<'a> FeatureProbe<'a> {
         let (mut worst_loss, mut last_sum) = (0, 0);
         if !specials {
             let fused = ar.blocks.c == CPlacement::Fused;
-            let mut running = if ar.blocks.c == CPlacement::After { 0.0 } else { c_term.map_or(0.0, |t| t.value()) };
+            let mut running = if ar.blocks.c == CPlacement::After { 0.0 } else { c_term.map_or(0.0, |t| value(&t)) };
             let mut running_term = if ar.blocks.c == CPlacement::After { None } else { c_term };
             let last = blocks.len().saturating_sub(1);
             for (b, members) in blocks.iter().enumerate() {
@@ -310,7 +287,7 @@ impl<'a> FeatureProbe<'a> {
                 for &kk in members {
                     if let Some(t) = s.products[kk] {
                         s.terms.push((t, false));
-                        product_sum += t.value();
+                        product_sum += value(&t);
                     }
                 }
                 self.spread(&s.terms, counts);
@@ -498,7 +475,7 @@ impl<'a> FeatureProbe<'a> {
         }
         let outcome = if wide {
             // An exact adder over a spread too wide for 120 bits: say where the f64 sum lands.
-            let v: f64 = terms.iter().map(|(t, _)| t.value()).sum();
+            let v: f64 = terms.iter().map(|(t, _)| value(t)).sum();
             f64_term(v).map_or(0, |s| depth_bucket(anchor - s.lead()))
         } else if sum == 0 {
             0
@@ -612,25 +589,7 @@ fn exact_sum<'t>(mut terms: impl Iterator<Item = &'t Term>, lo: i32, hi: i32) ->
     if sum.unsigned_abs() >> 90 != 0 {
         return (sum < 0, sum.unsigned_abs(), base, sticky);
     }
-    let mut sum = rug::Integer::new();
-    for t in terms {
-        let v = rug::Integer::from(t.sig) << (t.lsb - lo) as u32;
-        if t.neg {
-            sum -= v;
-        } else {
-            sum += v;
-        }
-    }
-    let neg = sum < 0;
-    sum.abs_mut();
-    let bits = sum.significant_bits();
-    if bits <= 120 {
-        return (neg, sum.to_u128().expect("fits"), lo, false);
-    }
-    let drop = bits - 120;
-    let sticky = sum.find_one(0).is_some_and(|first| first < drop);
-    let top: rug::Integer = sum >> drop;
-    (neg, top.to_u128().expect("fits"), lo + drop as i32, sticky)
+    wide_sum(terms, lo)
 }
 
 /// Which features have been reached: one bit per count level, per situation. Saved as a hex

@@ -11,6 +11,7 @@ pub mod mutate;
 use crate::case::{hex, MmaCase};
 use crate::exact;
 use crate::exec::PathSpec;
+use crate::format::Format;
 use crate::features::{FeatureProbe, TileCounts, SITUATIONS};
 use crate::hunt::compare::agree;
 use crate::hunt::probe::value_text;
@@ -86,30 +87,19 @@ pub fn describe(d: &Differential, o: &Outcome) -> String {
     for (t, tile) in o.tiles.iter().enumerate().filter(|&(t, _)| !quiet(t)) {
         let _ = writeln!(s, "tile {t}:");
         let mut nonzero = 0;
-        for i in 0..tile.m {
-            for kk in 0..tile.k {
-                let x = tile.a_at(i, kk);
-                if x != 0 {
-                    nonzero += 1;
-                    let _ = writeln!(s, "  a[{i}][{kk}] = {} ({})", hex(x, fa), value_text(fa, x));
-                }
-            }
-        }
-        for kk in 0..tile.k {
-            for j in 0..tile.n {
-                let x = tile.b_at(kk, j);
-                if x != 0 {
-                    nonzero += 1;
-                    let _ = writeln!(s, "  b[{kk}][{j}] = {} ({})", hex(x, fa), value_text(fa, x));
-                }
-            }
-        }
-        for i in 0..tile.m {
-            for j in 0..tile.n {
-                let x = tile.c_at(i, j);
-                if x != 0 {
-                    nonzero += 1;
-                    let _ = writeln!(s, "  c[{i}][{j}] = {} ({})", hex(x, fc), value_text(fc, x));
+        let operands: [(&str, Format, usize, usize, &dyn Fn(usize, usize) -> u64); 3] = [
+            ("a", fa, tile.m, tile.k, &|r, c| tile.a_at(r, c)),
+            ("b", fa, tile.k, tile.n, &|r, c| tile.b_at(r, c)),
+            ("c", fc, tile.m, tile.n, &|r, c| tile.c_at(r, c)),
+        ];
+        for (name, f, rows, cols, at) in operands {
+            for r in 0..rows {
+                for c in 0..cols {
+                    let x = at(r, c);
+                    if x != 0 {
+                        nonzero += 1;
+                        let _ = writeln!(s, "  {name}[{r}][{c}] = {} ({})", hex(x, f), value_text(f, x));
+                    }
                 }
             }
         }

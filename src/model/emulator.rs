@@ -31,17 +31,17 @@ pub struct Emulator {
 /// A decoded operand, ready for the hot loop. Finite values are `sig · 2^lsb`; `field` is the
 /// exponent of the hidden-bit position (what an exponent-field adder sees).
 #[derive(Clone, Copy, Debug)]
-struct Operand {
-    class: Class,
-    neg: bool,
-    sig: u64,
-    lsb: i32,
-    field: i32,
+pub(crate) struct Operand {
+    pub(crate) class: Class,
+    pub(crate) neg: bool,
+    pub(crate) sig: u64,
+    pub(crate) lsb: i32,
+    pub(crate) field: i32,
 }
 
 impl Operand {
     #[inline]
-    fn decode(fmt: Format, bits: u64, subnormals: Subnormals) -> Operand {
+    pub(crate) fn decode(fmt: Format, bits: u64, subnormals: Subnormals) -> Operand {
         let d = fmt.decode(bits);
         let p = fmt.spec().precision;
         if d.class == Class::Finite && subnormals == Subnormals::Flush && d.sig >> (p - 1) == 0 {
@@ -55,16 +55,16 @@ impl Operand {
 
 /// One finite nonzero term of a block sum: `(-1)^neg · sig · 2^lsb`.
 #[derive(Clone, Copy, Debug)]
-struct Term {
-    neg: bool,
-    sig: u128,
-    lsb: i32,
+pub(crate) struct Term {
+    pub(crate) neg: bool,
+    pub(crate) sig: u128,
+    pub(crate) lsb: i32,
     /// The exponent this term is aligned by (leading bit, or field sum).
-    key: i32,
+    pub(crate) key: i32,
 }
 
 impl Term {
-    fn lead(&self) -> i32 {
+    pub(crate) fn lead(&self) -> i32 {
         self.lsb + 127 - self.sig.leading_zeros() as i32
     }
 }
@@ -178,6 +178,31 @@ fn round_unbounded(neg: bool, mag: u128, exp: i32, sticky: bool, p: u32, rnd: Ro
         }
     }
     (kept as u64, q)
+}
+
+/// The exact sum of terms (none below `lo`) too wide for an i128: a big-integer sum, then its
+/// top 120 bits and whether nonzero bits lie below them: (sign, magnitude, exponent of its last
+/// bit, sticky).
+pub(crate) fn wide_sum<'t>(terms: impl IntoIterator<Item = &'t Term>, lo: i32) -> (bool, u128, i32, bool) {
+    let mut sum = Integer::new();
+    for t in terms {
+        let v = Integer::from(t.sig) << (t.lsb - lo) as u32;
+        if t.neg {
+            sum -= v;
+        } else {
+            sum += v;
+        }
+    }
+    let neg = sum < 0;
+    sum.abs_mut();
+    let bits = sum.significant_bits();
+    if bits <= 120 {
+        return (neg, sum.to_u128().expect("fits"), lo, false);
+    }
+    let drop = bits - 120;
+    let sticky = sum.find_one(0).is_some_and(|first| first < drop);
+    let top: Integer = sum >> drop;
+    (neg, top.to_u128().expect("fits"), lo + drop as i32, sticky)
 }
 
 /// -0 becomes +0; everything else stays.
@@ -581,25 +606,8 @@ impl<'a> TileRun<'a> {
             return Aligned { neg: sum < 0, mag: sum.unsigned_abs(), exp: lo, sticky: false };
         }
         // Wide exponent spread: an exact big-integer sum, then the top 120 bits and a sticky bit.
-        let mut sum = Integer::new();
-        for t in &block.terms {
-            let v = Integer::from(t.sig) << (t.lsb - lo) as u32;
-            if t.neg {
-                sum -= v;
-            } else {
-                sum += v;
-            }
-        }
-        let neg = sum < 0;
-        sum.abs_mut();
-        let bits = sum.significant_bits();
-        if bits <= 120 {
-            return Aligned { neg, mag: sum.to_u128().expect("fits"), exp: lo, sticky: false };
-        }
-        let drop = bits - 120;
-        let sticky = sum.find_one(0).is_some_and(|first| first < drop);
-        let top: Integer = sum >> drop;
-        Aligned { neg, mag: top.to_u128().expect("fits"), exp: lo + drop as i32, sticky }
+        let (neg, mag, exp, sticky) = wide_sum(&block.terms, lo);
+        Aligned { neg, mag, exp, sticky }
     }
 
     /// A chain of two-term adders, largest term first, each partial sum rounded.
