@@ -198,10 +198,8 @@ fn f64_term(v: f64) -> Option<Term> {
     if v == 0.0 || !v.is_finite() {
         return None;
     }
-    let bits = v.abs().to_bits();
-    let (biased, frac) = ((bits >> 52) as i32, bits & ((1u64 << 52) - 1));
-    let (sig, lsb) = if biased == 0 { (frac, -1074) } else { (frac | 1 << 52, biased - 1075) };
-    let t = Term { neg: v < 0.0, sig: sig as u128, lsb, key: 0 };
+    let d = Format::F64.decode(v.to_bits());
+    let t = Term { neg: d.neg, sig: d.sig as u128, lsb: d.exp, key: 0 };
     Some(Term { key: t.lead(), ..t })
 }
 

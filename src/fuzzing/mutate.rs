@@ -232,12 +232,10 @@ fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
     }
 }
 
-/// An f64 rounded to nearest into a format.
+/// A finite nonzero f64 rounded to nearest into a format.
 fn f64_into(f: Format, v: f64) -> u64 {
-    let bits = v.abs().to_bits();
-    let (biased, frac) = ((bits >> 52) as i32, bits & ((1u64 << 52) - 1));
-    let (sig, exp) = if biased == 0 { (frac, -1074) } else { (frac | 1 << 52, biased - 1075) };
-    f.round(v < 0.0, sig as u128, exp, false, Rounding::Rne, Overflow::Ieee)
+    let d = Format::F64.decode(v.to_bits());
+    f.round(d.neg, d.sig as u128, d.exp, false, Rounding::Rne, Overflow::Ieee)
 }
 
 #[cfg(test)]
