@@ -4,6 +4,7 @@ GPU stands, the path's sm90 model is the model under test, as on the GPU).
 
     python3 scripts/bench-guided.py MMAFUZZ_BINARY [--seeds 5] [--max-tiles 1000000]
                                     [--curve-tiles 1000000] [--plants NAME ...]
+                                    [--paths-tiles 100000]
 
 1. Tiles to the first divergence for each planted one-knob change (fuzz/plants/*.toml), over
    seeds 1..S, guided (`hunt --guided`) and unguided (`hunt`, batches of 256 so the first
@@ -11,7 +12,10 @@ GPU stands, the path's sm90 model is the model under test, as on the GPU).
    a hunt that finds nothing within --max-tiles counts as "> max". Median ratio per plant.
 2. Arithmetic features reached (situations × count levels) after 10^3 … 10^6 tiles on the
    sm90 f16 model against itself, guided and unguided, seed 1.
-Prints two Markdown tables (BENCHMARKS.md keeps them).
+3. Features after --paths-tiles tiles on every mma.sync path (its sm90 model against itself),
+   guided and unguided, seed 1, with the most the guided hunt could reach there (the situations
+   it reached × 8 levels). 0 skips it.
+Prints three Markdown tables (BENCHMARKS.md keeps them).
 """
 import argparse, json, os, shutil, statistics, subprocess, tempfile, time
 
@@ -25,6 +29,11 @@ PLANTS = {
     "f16-accflush": "mma.m16n8k16.f32.f16.f16.f32",
     "f16h-outsub": "mma.m16n8k16.f16.f16.f16.f16",
 }
+
+
+MMA_SYNC = ["mma.m16n8k16.f32.f16.f16.f32", "mma.m16n8k16.f32.bf16.bf16.f32", "mma.m16n8k16.f16.f16.f16.f16",
+            "mma.m16n8k8.f32.tf32.tf32.f32", "mma.m16n8k32.f32.e4m3.e4m3.f32", "mma.m16n8k32.f32.e5m2.e5m2.f32",
+            "mma.m8n8k4.f64.f64.f64.f64"]
 
 
 def hunt(binary, path, against, seed, tiles, guided, work, stop_at_first=True):
@@ -55,6 +64,7 @@ def main():
     ap.add_argument("--max-tiles", type=int, default=1_000_000)
     ap.add_argument("--curve-tiles", type=int, default=1_000_000)
     ap.add_argument("--plants", nargs="*", default=list(PLANTS))
+    ap.add_argument("--paths-tiles", type=int, default=100_000)
     args = ap.parse_args()
     binary = os.path.abspath(args.binary)
     work = tempfile.mkdtemp(prefix="bench-guided-")
@@ -88,6 +98,16 @@ def main():
         uf, us = rows[False][0].get(p), rows[False][1].get(p)
         ratio = f"{gf / uf:.2f}" if gf and uf else "-"
         print(f"| {p:,} | {gf} ({gs}) | {uf} ({us}) | {ratio} |")
+    if args.paths_tiles:
+        print(f"\n| path ({args.paths_tiles:,} tiles, seed 1) | guided: features (situations) | unguided | ratio | guided's ceiling (situations x 8) |")
+        print("|---|---|---|---|---|")
+        for p in MMA_SYNC:
+            got = {}
+            for guided in (True, False):
+                state, _ = hunt(binary, p, f"sm90:{p}", 1, args.paths_tiles, guided, work, stop_at_first=False)
+                got[guided] = state["feature_curve"][-1]
+            (_, gf, gs), (_, uf, us) = got[True], got[False]
+            print(f"| {p} | {gf:,} ({gs}) | {uf:,} ({us}) | {gf / uf:.2f} | {gs * 8:,} |", flush=True)
     print(f"\nthroughput on this machine: guided {rows[True][2]:.0f} tiles/s, unguided {rows[False][2]:.0f} tiles/s "
           f"({os.cpu_count()} cores; both sides are models here)")
     shutil.rmtree(work, ignore_errors=True)

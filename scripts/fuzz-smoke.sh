@@ -29,9 +29,9 @@ $mmafuzz gen --path mma.m16n8k16.f16.f16.f16.f16 --count 64 --seed 1 --out "$wor
 $mmafuzz fuzz encode --path mma.m16n8k16.f16.f16.f16.f16 --in "$work/seed.jsonl" --out "$work/seeds"
 export MMAFUZZ_PATH=mma.m16n8k16.f16.f16.f16.f16
 mkdir -p "$work/same" "$work/plant"
-MMAFUZZ_AGAINST=sm90:$MMAFUZZ_PATH "$bin/gpu_path" "$work/same" "$work/seeds" -max_len=32768 -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$work/same-" 2>&1 | tail -1
+MMAFUZZ_AGAINST=sm90:$MMAFUZZ_PATH "$bin/gpu_path" "$work/same" "$work/seeds" -max_len=262144 -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$work/same-" 2>&1 | tail -1
 # The plant flushes subnormal f16 outputs: about one generated tile in 23 shows it.
-if MMAFUZZ_AGAINST=fuzz/plants/f16h-outsub.toml "$bin/gpu_path" "$work/plant" "$work/seeds" -max_len=32768 -max_total_time=120 -artifact_prefix="$work/plant-" > "$work/plant.log" 2>&1; then
+if MMAFUZZ_AGAINST=fuzz/plants/f16h-outsub.toml "$bin/gpu_path" "$work/plant" "$work/seeds" -max_len=262144 -max_total_time=120 -artifact_prefix="$work/plant-" > "$work/plant.log" 2>&1; then
   echo "fuzz-smoke: the GPU target did not find the planted change" >&2
   exit 1
 fi

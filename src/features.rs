@@ -133,6 +133,7 @@ pub fn situation_name(id: usize) -> String {
 }
 
 /// The id of a situation from its group index and one value index per axis.
+#[inline(always)]
 fn situation(group: usize, values: &[usize]) -> usize {
     let g = &GROUPS[group];
     let mut id = 0;
@@ -215,7 +216,14 @@ impl<'a> FeatureProbe<'a> {
 
     /// The situations every element of `case` goes through, D being `d` (the model's output).
     pub fn tile(&self, case: &MmaCase, d: &[u64]) -> TileCounts {
-        let mut counts = vec![0u32; situations()];
+        let mut counts = TileCounts(vec![0u32; situations()]);
+        self.add_tile(case, d, &mut counts);
+        counts
+    }
+
+    /// Add one tile's situations (D = `d`) to `counts`.
+    pub fn add_tile(&self, case: &MmaCase, d: &[u64], counts: &mut TileCounts) {
+        let counts = &mut counts.0;
         let (m, n, k) = (case.m, case.n, case.k);
         let a: Vec<Operand> = case.a.iter().map(|&x| operand(case.a_fmt, x)).collect();
         let bt: Vec<Operand> = (0..n).flat_map(|j| (0..k).map(move |kk| (kk, j))).map(|(kk, j)| operand(case.b_fmt, case.b_at(kk, j))).collect();
@@ -224,10 +232,9 @@ impl<'a> FeatureProbe<'a> {
         for i in 0..m {
             for j in 0..n {
                 let c = operand(case.c_fmt, case.c_at(i, j));
-                self.element(case, &a[i * k..(i + 1) * k], &bt[j * k..(j + 1) * k], c, &blocks, d[i * n + j], &mut scratch, &mut counts);
+                self.element(case, &a[i * k..(i + 1) * k], &bt[j * k..(j + 1) * k], c, &blocks, d[i * n + j], &mut scratch, counts);
             }
         }
-        TileCounts(counts)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -237,6 +244,10 @@ impl<'a> FeatureProbe<'a> {
         let field_sum = ar.align.exponent == AlignExponent::FieldSum;
         // Products, specials among the inputs.
         s.products.clear();
+        // The largest finite product, and the places the finite terms span (C included below).
+        let mut top: Option<Term> = None;
+        let mut span: Option<(i32, i32)> = None;
+        let widen = |span: Option<(i32, i32)>, t: &Term| Some(span.map_or((t.lsb, t.lead()), |(lo, hi)| (lo.min(t.lsb), hi.max(t.lead()))));
         let (mut nan, mut inf_zero, mut pos_inf, mut neg_inf) = (c.class == Class::Nan, false, false, false);
         if c.class == Class::Inf {
             pos_inf |= !c.neg;
@@ -261,7 +272,12 @@ impl<'a> FeatureProbe<'a> {
                 (Class::Zero, _) | (_, Class::Zero) => None,
                 (Class::Finite, Class::Finite) => {
                     let t = Term { neg, sig: x.sig as u128 * y.sig as u128, lsb: x.lsb + y.lsb, key: 0 };
-                    Some(Term { key: if field_sum { x.field + y.field } else { t.lead() }, ..t })
+                    let t = Term { key: if field_sum { x.field + y.field } else { t.lead() }, ..t };
+                    if top.is_none_or(|u| t.lead() >= u.lead()) {
+                        top = Some(t);
+                    }
+                    span = widen(span, &t);
+                    Some(t)
                 }
             };
             s.products.push(p);
@@ -270,6 +286,9 @@ impl<'a> FeatureProbe<'a> {
             let t = Term { neg: c.neg, sig: c.sig as u128, lsb: c.lsb, key: 0 };
             Term { key: if field_sum { c.field } else { t.lead() }, ..t }
         });
+        if let Some(t) = &c_term {
+            span = widen(span, t);
+        }
         let specials = nan || inf_zero || pos_inf || neg_inf;
 
         // The chain of fused blocks: the most any term lost, the last block's sum.
@@ -281,13 +300,7 @@ impl<'a> FeatureProbe<'a> {
             let last = blocks.len().saturating_sub(1);
             for (b, members) in blocks.iter().enumerate() {
                 s.terms.clear();
-                let mut product_sum = 0.0;
-                for &kk in members {
-                    if let Some(t) = s.products[kk] {
-                        s.terms.push((t, false));
-                        product_sum += value(&t);
-                    }
-                }
+                s.terms.extend(members.iter().filter_map(|&kk| s.products[kk]).map(|t| (t, false)));
                 self.spread(&s.terms, counts);
                 if fused {
                     if let Some(t) = running_term {
@@ -305,13 +318,15 @@ impl<'a> FeatureProbe<'a> {
                     worst_loss = worst_loss.max(loss);
                     last_sum = sum;
                 }
-                running += product_sum;
-                running_term = f64_term(running);
+                if b < last {
+                    // The running sum as the next block sees it (f64: a situation, not the model's value).
+                    running += s.terms.iter().filter(|(_, r)| !r).map(|(t, _)| value(t)).sum::<f64>();
+                    running_term = f64_term(running);
+                }
             }
         }
 
         // C against the products.
-        let top = s.products.iter().flatten().max_by_key(|t| t.lead());
         let window = self.window(acc_fmt) as i32;
         let c_place = match (c.class, c_term, top) {
             (Class::Zero, _, _) => 0,
@@ -360,7 +375,7 @@ impl<'a> FeatureProbe<'a> {
         counts[situation(RESULT, &[inputs, result])] += 1;
 
         // The exact value against D's grid.
-        let (exact, verdict) = if specials { (5, 3) } else { rounding(out, s.products.iter().flatten().chain(c_term.iter()), d) };
+        let (exact, verdict) = if specials { (5, 3) } else { rounding(out, s.products.iter().flatten().chain(c_term.iter()), span, d) };
         counts[situation(ROUNDING, &[exact, verdict, subnormal as usize])] += 1;
         if !specials {
             counts[situation(ELEMENT, &[worst_loss, last_sum, exact, verdict])] += 1;
@@ -507,10 +522,9 @@ struct Scratch {
 
 /// The exact value of an element (its finite terms) against D's grid, and D against it:
 /// (EXACTS index, VERDICTS index).
-fn rounding<'t>(out: Format, terms: impl Iterator<Item = &'t Term> + Clone, d: u64) -> (usize, usize) {
-    let lo = terms.clone().map(|t| t.lsb).min();
-    let hi = terms.clone().map(|t| t.lead()).max();
-    let (Some(lo), Some(hi)) = (lo, hi) else {
+/// `span`: the last place of the lowest term and the leading place of the highest.
+fn rounding<'t>(out: Format, terms: impl Iterator<Item = &'t Term>, span: Option<(i32, i32)>, d: u64) -> (usize, usize) {
+    let Some((lo, hi)) = span else {
         // No finite nonzero term: the exact value is a zero.
         let dd = out.decode(d);
         return (0, if dd.class == Class::Zero { 0 } else { 2 });

@@ -37,7 +37,8 @@ pub fn run(path_id: &str, data: &[u8]) {
         eprintln!("mmafuzz fuzz target: unknown path '{path_id}'");
         std::process::exit(2);
     };
-    // One input is at most eight tiles: waking a thread pool for them costs more than it saves.
+    // An input is at most 32 tiles, run on this thread (`Side::execute`); a pool of one thread
+    // for whatever else asks rayon.
     static ONE_THREAD: std::sync::Once = std::sync::Once::new();
     ONE_THREAD.call_once(|| {
         let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
@@ -50,7 +51,7 @@ pub fn run(path_id: &str, data: &[u8]) {
             std::process::exit(2);
         }
     };
-    // Tiles run, said every 2^14 inputs (libFuzzer counts inputs; an input is 1 to 8 tiles).
+    // Tiles run, said every 2^14 inputs (libFuzzer counts inputs; an input is 1 to 32 tiles).
     static INPUTS: AtomicU64 = AtomicU64::new(0);
     static TILES: AtomicU64 = AtomicU64::new(0);
     let inputs = INPUTS.fetch_add(1, Ordering::Relaxed) + 1;

@@ -98,7 +98,7 @@ pub fn fuzz(cmd: FuzzCommand) -> anyhow::Result<ExitCode> {
                 tiles.push(c);
             }
             let mut files = 0;
-            for chunk in tiles.chunks(codec::MAX_TILES) {
+            for chunk in tiles.chunks(codec::max_tiles(path)) {
                 let bytes = codec::encode(path, chunk).map_err(|e| anyhow::anyhow!(e))?;
                 mmafuzz::store::write_atomically(&dir.join(codec::corpus_name(&bytes)), &bytes).with_context(|| format!("cannot write into {}", dir.display()))?;
                 files += 1;

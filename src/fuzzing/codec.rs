@@ -3,7 +3,7 @@
 //!
 //! An input is a list of entries, each a position (2 bytes, little-endian) and a value (the
 //! widest storage of the path's formats: 4 bytes, or 8 for f64; little-endian). Positions run
-//! over up to [`MAX_TILES`] tiles laid end to end, each A (m×k), B (k×n), C (m×n) row-major as
+//! over up to [`max_tiles`] tiles laid end to end, each A (m×k), B (k×n), C (m×n) row-major as
 //! in the interchange; a position past them wraps around. Every element no entry names is +0;
 //! a later entry for the same position wins; a trailing partial entry is ignored. Values are
 //! masked to their format's storage.
@@ -14,8 +14,15 @@
 use crate::case::MmaCase;
 use crate::exec::PathSpec;
 
-/// Tiles one input holds at most.
-pub const MAX_TILES: usize = 8;
+/// Tiles one input holds at most, on any path: enough that the GPU's fixed cost per input
+/// (a launch, copies, a context switch among the fuzzing processes) is shared by many tiles.
+pub const MAX_TILES: usize = 32;
+
+/// Tiles one input of this path holds at most: [`MAX_TILES`], or fewer where that many tiles
+/// have more elements than a 2-byte position can name (wgmma k32).
+pub fn max_tiles(path: &PathSpec) -> usize {
+    ((u16::MAX as usize + 1) / tile_len(path)).min(MAX_TILES)
+}
 
 /// Bytes of one entry's value for a path.
 pub fn value_bytes(path: &PathSpec) -> usize {
@@ -30,7 +37,7 @@ fn tile_len(path: &PathSpec) -> usize {
 pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
     let w = value_bytes(path);
     let len = tile_len(path);
-    let span = len * MAX_TILES;
+    let span = len * max_tiles(path);
     let mut entries: Vec<(usize, u64)> = Vec::with_capacity(bytes.len() / (2 + w));
     let mut tiles = 1;
     for e in bytes.chunks_exact(2 + w) {
@@ -56,11 +63,11 @@ pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
     out
 }
 
-/// The input holding `tiles` (at most [`MAX_TILES`]; each of the path's shape and formats):
+/// The input holding `tiles` (at most [`max_tiles`]; each of the path's shape and formats):
 /// one entry per nonzero element, in position order.
 pub fn encode(path: &PathSpec, tiles: &[MmaCase]) -> Result<Vec<u8>, String> {
-    if tiles.len() > MAX_TILES {
-        return Err(format!("{} tiles: one input holds at most {MAX_TILES}", tiles.len()));
+    if tiles.len() > max_tiles(path) {
+        return Err(format!("{} tiles: one input of {} holds at most {}", tiles.len(), path.id, max_tiles(path)));
     }
     let w = value_bytes(path);
     let len = tile_len(path);
@@ -127,7 +134,7 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].c[5], 0x4000_0000);
         assert_eq!(decode(path, &[]).len(), 1, "an empty input is one zero tile");
-        // A position past eight tiles wraps; f16 values are masked to 16 bits.
+        // A position past the last tile wraps; f16 values are masked to 16 bits.
         let far = ((MAX_TILES * 512 + 3) as u16).to_le_bytes();
         let d = decode(path, &[far[0], far[1], 0xff, 0xff, 0xff, 0xff]);
         assert_eq!(d[0].a[3], 0xffff);
@@ -140,5 +147,22 @@ mod tests {
         }
         assert!(path_of_target("gpu_nothing").is_none());
         assert_eq!(value_bytes(path_by_id("mma.m8n8k4.f64.f64.f64.f64").unwrap()), 8);
+    }
+
+    #[test]
+    fn positions_reach_every_tile() {
+        for p in crate::exec::PATHS {
+            // The last element of the last tile has a 2-byte position, and decodes there.
+            let n = max_tiles(p);
+            assert!(n * tile_len(p) <= 1 << 16, "{}", p.id);
+            let last = ((n * tile_len(p) - 1) as u16).to_le_bytes();
+            let mut bytes = vec![last[0], last[1]];
+            bytes.resize(2 + value_bytes(p), 0x01);
+            let tiles = decode(p, &bytes);
+            assert_eq!(tiles.len(), n, "{}", p.id);
+            assert_eq!(*tiles[n - 1].c.last().unwrap(), 0x0101_0101_0101_0101 & p.c_fmt.mask(), "{}", p.id);
+        }
+        assert_eq!(max_tiles(path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap()), MAX_TILES);
+        assert_eq!(max_tiles(path_by_id("wgmma.m64n8k32.f32.e4m3.e4m3").unwrap()), 23);
     }
 }

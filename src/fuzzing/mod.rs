@@ -52,15 +52,17 @@ impl Differential {
     }
 
     pub fn run_tiles(&self, tiles: Vec<MmaCase>) -> Result<Outcome, SideError> {
-        let (da, db) = rayon::join(|| self.a.execute(&tiles), || self.b.execute(&tiles));
+        let (da, db) = if tiles.len() <= crate::hunt::side::FEW {
+            (self.a.execute(&tiles), self.b.execute(&tiles))
+        } else {
+            rayon::join(|| self.a.execute(&tiles), || self.b.execute(&tiles))
+        };
         let (da, db) = (da?, db?);
         let mut counts = TileCounts(vec![0; SITUATIONS]);
         if let Some(ar) = self.b.arithmetic(self.path.a_fmt) {
             let probe = FeatureProbe::new(ar);
             for (t, d) in tiles.iter().zip(&db) {
-                for (sum, c) in counts.0.iter_mut().zip(probe.tile(t, d).0) {
-                    *sum += c;
-                }
+                probe.add_tile(t, d, &mut counts);
             }
         }
         let nan_is_any = self.a.nan_is_any() || self.b.nan_is_any();

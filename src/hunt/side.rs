@@ -8,6 +8,9 @@ use crate::format::Rounding;
 use crate::model::{Emulator, Model};
 use rayon::prelude::*;
 
+/// Batches of at most this many tiles run on the calling thread.
+pub const FEW: usize = crate::fuzzing::codec::MAX_TILES;
+
 /// One way of computing D.
 pub enum Side {
     /// Real tensor cores: each batch is split across the GPUs and run twice with two poisons.
@@ -92,6 +95,8 @@ impl Side {
         }
         match self {
             Side::Gpu { gpus, path } => run_on_gpus(gpus, path, tiles),
+            // A few tiles (a fuzz input): waking the thread pool costs more than it saves.
+            Side::Model(e) if tiles.len() <= FEW => Ok(tiles.iter().map(|t| e.run(t)).collect::<Result<_, _>>()?),
             Side::Model(e) => Ok(tiles.par_iter().map(|t| e.run(t)).collect::<Result<_, _>>()?),
             Side::Exact(r) => Ok(tiles
                 .par_iter()
@@ -116,19 +121,24 @@ impl Side {
 
 /// Split a batch evenly across the GPUs, one thread each; results in tile order.
 fn run_on_gpus(gpus: &[Gpu], path: &PathSpec, tiles: &[MmaCase]) -> Result<Vec<Vec<u64>>, SideError> {
+    let checked = |gpu: &Gpu, chunk: &[MmaCase]| {
+        let run = gpu.run_checked(path, chunk)?;
+        if run.nondeterministic > 0 {
+            return Err(SideError::Nondeterministic(run.nondeterministic));
+        }
+        Ok(run.results)
+    };
+    if let [gpu] = gpus {
+        // One GPU: no thread to start (a fuzz target calls this for every input of a few tiles).
+        return checked(gpu, tiles);
+    }
     let per = tiles.len().div_ceil(gpus.len());
     let parts: Vec<Result<Vec<Vec<u64>>, SideError>> = std::thread::scope(|s| {
         let handles: Vec<_> = gpus
             .iter()
             .zip(tiles.chunks(per))
             .map(|(gpu, chunk)| {
-                s.spawn(move || {
-                    let run = gpu.run_checked(path, chunk)?;
-                    if run.nondeterministic > 0 {
-                        return Err(SideError::Nondeterministic(run.nondeterministic));
-                    }
-                    Ok(run.results)
-                })
+                s.spawn(move || checked(gpu, chunk))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("GPU worker thread panicked")).collect()
