@@ -318,8 +318,9 @@ impl<'a> FeatureProbe<'a> {
                     worst_loss = worst_loss.max(loss);
                     last_sum = sum;
                 }
-                if b < last {
-                    // The running sum as the next block sees it (f64: a situation, not the model's value).
+                if fused && b < last {
+                    // The running sum as the next block sees it (f64: a situation, not the model's
+                    // value); only a fused chain takes it in as a term.
                     running += s.terms.iter().filter(|(_, r)| !r).map(|(t, _)| value(t)).sum::<f64>();
                     running_term = f64_term(running);
                 }
