@@ -12,6 +12,13 @@
 //! a step or two of it, so the steps are mostly 0 and ±1 and the gzipped file stays small enough
 //! to travel with the repository; the recorded bits come back exactly (NaN payloads included),
 //! and none of the emulator's code is involved in decoding them.
+//!
+//! Hardware that drops the low bits of small terms (FP8 wgmma keeps about 13 bits below the
+//! largest term) sits hundreds of steps from the exact sum. For such a tile the encoder picks a
+//! window `w`: every term is first cut toward zero to a multiple of 2^(E−w), E the
+//! largest term's exponent, and the sum cut toward zero to `p` significant bits (`"d_ref": [w,
+//! p]`, either null), which brings the steps back near 0. The window is only a predictor chosen
+//! per tile for size; any window decodes the same bits.
 
 use crate::case::{FieldError, MmaCase};
 use crate::exec::PathSpec;
@@ -62,39 +69,105 @@ fn floor_key(r: f64, f: Format) -> i64 {
     lo
 }
 
-/// The codec's reference for element (i, j): `c + a0·b0 + a1·b1 + …` in f64, left to right.
-/// Deterministic on every IEEE machine; only its closeness to D matters, not its accuracy.
-pub fn reference(c: &MmaCase, i: usize, j: usize) -> f64 {
-    let mut acc = c.c_fmt.to_f64(c.c_at(i, j));
-    for kk in 0..c.k {
-        acc += c.a_fmt.to_f64(c.a_at(i, kk)) * c.b_fmt.to_f64(c.b_at(kk, j));
+/// The codec's reference for element (i, j): `c + a0·b0 + a1·b1 + …` in f64, left to right,
+/// each term first cut toward zero to a multiple of 2^(E−w) when a window `w` is given (E: the
+/// exponent of the largest finite term). Deterministic on every IEEE machine (no library
+/// functions, only exact scalings by powers of two); only its closeness to D matters, not its
+/// accuracy.
+pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
+    let Window { terms: window, sum } = window;
+    let terms = || std::iter::once(c.c_fmt.to_f64(c.c_at(i, j))).chain((0..c.k).map(move |kk| c.a_fmt.to_f64(c.a_at(i, kk)) * c.b_fmt.to_f64(c.b_at(kk, j))));
+    let quantum = window.and_then(|w| {
+        let e = terms().filter(|t| t.is_finite() && *t != 0.0).map(exponent).max()?;
+        // Quanta below f64's normal range would make the scaling inexact: no cut then.
+        (e - w >= -1022 && e - w <= 1023).then(|| f64::from_bits(((e - w + 1023) as u64) << 52))
+    });
+    let mut acc = 0.0;
+    for (no, t) in terms().enumerate() {
+        let t = match quantum {
+            Some(q) if t.is_finite() => (t / q).trunc() * q,
+            _ => t,
+        };
+        acc = if no == 0 { t } else { acc + t };
     }
-    acc
+    match sum {
+        Some(p) if acc.is_finite() && acc != 0.0 => {
+            let q = f64::from_bits(((exponent(acc) - p + 1 + 1023).max(1) as u64) << 52);
+            (acc / q).trunc() * q
+        }
+        _ => acc,
+    }
+}
+
+/// The codec's predictor: the window that cuts the terms (bits kept below the largest term's
+/// exponent) and the significant bits the sum is cut to, toward zero; `None` for no cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Window {
+    pub terms: Option<i32>,
+    pub sum: Option<i32>,
+}
+
+/// floor(log2 |x|) of a finite nonzero f64, from its bits.
+fn exponent(x: f64) -> i32 {
+    let bits = x.to_bits() & !(1u64 << 63);
+    let biased = (bits >> 52) as i32;
+    if biased > 0 { biased - 1023 } else { -1011 - bits.leading_zeros() as i32 }
+}
+
+/// The term windows and sum precisions the encoder tries for a tile (None: no cut).
+const TERM_WINDOWS: [Option<i32>; 8] = [None, Some(10), Some(12), Some(13), Some(14), Some(16), Some(20), Some(25)];
+const SUM_BITS: [Option<i32>; 5] = [None, Some(11), Some(13), Some(14), Some(16)];
+
+fn windows() -> impl Iterator<Item = Window> {
+    TERM_WINDOWS.into_iter().flat_map(|terms| SUM_BITS.into_iter().map(move |sum| Window { terms, sum }))
+}
+
+/// Where the steps of one element count from: the reference's floor in `f`; for a NaN
+/// reference, +0 in lines without a window (as first written) and the all-ones NaN (what the
+/// hardware returns) in lines with one.
+fn anchor(reference: f64, f: Format, windowed: bool) -> i64 {
+    if reference.is_nan() && windowed { order_key(f.mask() >> 1, f) } else { floor_key(reference, f) }
 }
 
 /// One pattern of `f` as steps from an f64 reference (wrapping: exact for every pattern, NaNs
 /// included).
-pub fn step_from(bits: u64, reference: f64, f: Format) -> i64 {
-    order_key(bits, f).wrapping_sub(floor_key(reference, f))
+pub fn step_from(bits: u64, reference: f64, f: Format, windowed: bool) -> i64 {
+    order_key(bits, f).wrapping_sub(anchor(reference, f, windowed))
 }
 
 /// The inverse of [`step_from`].
-pub fn bits_at_step(reference: f64, step: i64, f: Format) -> u64 {
-    let key = floor_key(reference, f).wrapping_add(step);
+pub fn bits_at_step(reference: f64, step: i64, f: Format, windowed: bool) -> u64 {
+    let key = anchor(reference, f, windowed).wrapping_add(step);
     // Back into the format's key range (only matters for corrupted steps).
     let w = f.storage_bits();
     let key = if w < 64 { (key << (64 - w)) >> (64 - w) } else { key };
     from_order_key(key, f) & f.mask()
 }
 
-/// D as steps from the reference.
-pub fn d_to_steps(c: &MmaCase, d: &[u64]) -> Vec<i64> {
-    (0..c.m * c.n).map(|e| step_from(d[e], reference(c, e / c.n, e % c.n), c.c_fmt)).collect()
+/// D as steps from the reference under `window` (None: plain, as lines without `"d_ref"`).
+pub fn d_to_steps(c: &MmaCase, d: &[u64], window: Option<Window>) -> Vec<i64> {
+    let w = window.unwrap_or_default();
+    (0..c.m * c.n).map(|e| step_from(d[e], reference(c, e / c.n, e % c.n, w), c.c_fmt, window.is_some())).collect()
 }
 
 /// The inverse of [`d_to_steps`].
-pub fn steps_to_d(c: &MmaCase, steps: &[i64]) -> Vec<u64> {
-    steps.iter().enumerate().map(|(e, &s)| bits_at_step(reference(c, e / c.n, e % c.n), s, c.c_fmt)).collect()
+pub fn steps_to_d(c: &MmaCase, steps: &[i64], window: Option<Window>) -> Vec<u64> {
+    let w = window.unwrap_or_default();
+    steps.iter().enumerate().map(|(e, &s)| bits_at_step(reference(c, e / c.n, e % c.n, w), s, c.c_fmt, window.is_some())).collect()
+}
+
+/// About how many bits the steps take written out: what the encoder minimises.
+fn cost(steps: &[i64]) -> u64 {
+    steps.iter().map(|s| 64 - s.unsigned_abs().leading_zeros() as u64).sum()
+}
+
+/// D as steps under the window that makes them smallest, and that window.
+pub fn best_steps(c: &MmaCase, d: &[u64]) -> (Option<Window>, Vec<i64>) {
+    let plain = d_to_steps(c, d, None);
+    if cost(&plain) <= (c.m * c.n) as u64 {
+        return (None, plain); // already mostly 0 and ±1
+    }
+    windows().map(|w| (Some(w), d_to_steps(c, d, Some(w)))).fold((None, plain), |best, next| if cost(&next.1) < cost(&best.1) { next } else { best })
 }
 
 /// Whether the case is exactly what [`gen::case_at`] makes for its recorded seed.
@@ -125,8 +198,13 @@ pub fn encode_line(c: &MmaCase, d: &[u64], path: Option<&PathSpec>, compact_d: b
     };
     obj.shift_remove("d");
     obj.shift_remove("d_steps");
+    obj.shift_remove("d_ref");
     if compact_d {
-        obj.insert("d_steps".into(), json!(d_to_steps(c, d)));
+        let (window, steps) = best_steps(c, d);
+        if let Some(w) = window {
+            obj.insert("d_ref".into(), json!([w.terms, w.sum]));
+        }
+        obj.insert("d_steps".into(), json!(steps));
     } else {
         obj.insert("d".into(), Value::Array(d.iter().map(|&x| crate::case::hex(x, c.c_fmt).into()).collect()));
     }
@@ -157,6 +235,14 @@ pub fn decode_line(line: &str, path: Option<&PathSpec>) -> Result<(MmaCase, Vec<
         }
         case
     };
+    let window = match case.extra.shift_remove("d_ref") {
+        None => None,
+        Some(w) => {
+            let part = |x: &Value| if x.is_null() { Some(None) } else { x.as_i64().filter(|b| (1..=60).contains(b)).map(|b| Some(b as i32)) };
+            let pair = w.as_array().filter(|a| a.len() == 2).and_then(|a| Some(Window { terms: part(&a[0])?, sum: part(&a[1])? }));
+            Some(pair.ok_or_else(|| err("d_ref", format!("{w} is no window ([term bits, sum bits], each null or 1 to 60)")))?)
+        }
+    };
     let d = match case.extra.shift_remove("d_steps") {
         Some(steps) => {
             let steps: Vec<i64> = steps
@@ -166,7 +252,7 @@ pub fn decode_line(line: &str, path: Option<&PathSpec>) -> Result<(MmaCase, Vec<
             if steps.len() != case.m * case.n {
                 return Err(err("d_steps", format!("has {} elements, shape needs {}", steps.len(), case.m * case.n)));
             }
-            steps_to_d(&case, &steps)
+            steps_to_d(&case, &steps, window)
         }
         None => case.recorded_d()?.ok_or_else(|| err("d", "missing: not a recorded case"))?,
     };
@@ -246,6 +332,38 @@ mod tests {
         }
     }
 
+    /// Every window decodes random bit patterns exactly, and FP8 wgmma results (which drop the
+    /// low bits of small terms) are stored under a window, with steps far smaller than plain.
+    #[test]
+    fn windows_round_trip_and_shrink_truncating_results() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(4);
+        for id in ["mma.m16n8k16.f32.f16.f16.f32", "mma.m8n8k4.f64.f64.f64.f64", "wgmma.m64n8k32.f32.e4m3.e4m3"] {
+            let p = path(id);
+            for index in 0..10 {
+                let case = crate::gen::case_at(p, 31, index);
+                let d: Vec<u64> = (0..case.m * case.n).map(|_| rng.gen::<u64>() & case.c_fmt.mask()).collect();
+                for w in windows().map(Some).chain([None]) {
+                    assert_eq!(steps_to_d(&case, &d_to_steps(&case, &d, w), w), d, "{id} window {w:?}");
+                }
+            }
+        }
+        let p = path("wgmma.m64n8k32.f32.e4m3.e4m3");
+        let emu = crate::model::Emulator::new(crate::Model::load("sm90:wgmma.m64n8k32.f32.e4m3.e4m3").unwrap());
+        let (mut plain, mut best, mut windowed) = (0, 0, 0);
+        for index in 0..40 {
+            let case = crate::gen::case_at(p, 8, index);
+            let d = emu.run(&case).unwrap();
+            let (w, steps) = best_steps(&case, &d);
+            plain += cost(&d_to_steps(&case, &d, None));
+            best += cost(&steps);
+            windowed += w.is_some() as usize;
+            let line = encode_line(&case, &d, Some(p), true);
+            assert_eq!(line.contains("d_ref"), w.is_some());
+            assert_eq!(decode_line(&line, Some(p)).unwrap().1, d);
+        }
+        assert!(windowed >= 20 && best * 3 < plain, "{windowed} of 40 windowed, {best} vs {plain} bits");
+    }
+
     /// Steps from the reference are small for plausible hardware results (edge-heavy generated
 /// tiles: truncating hardware sits many steps from the exact sum on cancellations).
     #[test]
@@ -256,7 +374,7 @@ mod tests {
         for index in 0..200 {
             let case = crate::gen::case_at(p, 5, index);
             let d = emu.run(&case).unwrap();
-            for s in d_to_steps(&case, &d) {
+            for s in d_to_steps(&case, &d, None) {
                 zero += (s.abs() <= 1) as usize;
                 total += 1;
             }
@@ -279,5 +397,7 @@ mod tests {
         assert!(decode_line(&line, None).unwrap_err().to_string().contains("no known path"));
         let unseeded = line.replace("\"seed\"", "\"sown\"");
         assert!(decode_line(&unseeded, Some(p)).unwrap_err().to_string().contains("seed"));
+        let bad_window = line.replace("\"d_steps\"", "\"d_ref\":[0,null],\"d_steps\"");
+        assert!(decode_line(&bad_window, Some(p)).unwrap_err().to_string().contains("no window"));
     }
 }

@@ -156,7 +156,7 @@ impl GemmRecord {
         let f = model.rules.output;
         let idx = self.indices();
         if let Some(steps) = &self.d_steps {
-            return Ok(idx.into_iter().zip(steps).map(|(e, &s)| (e, codec::bits_at_step(reference(g, model, e / g.n, e % g.n), s, f))).collect());
+            return Ok(idx.into_iter().zip(steps).map(|(e, &s)| (e, codec::bits_at_step(reference(g, model, e / g.n, e % g.n), s, f, false))).collect());
         }
         idx.into_iter()
             .zip(&self.d)
@@ -195,7 +195,7 @@ impl GemmRecord {
         let stride = all.len().div_ceil(max_elements.max(1)).max(1);
         let kept: Vec<(usize, u64)> = all.into_iter().step_by(stride).collect();
         let f = model.rules.output;
-        let steps = kept.iter().map(|&(e, bits)| codec::step_from(bits, reference(&g, model, e / g.n, e % g.n), f)).collect();
+        let steps = kept.iter().map(|&(e, bits)| codec::step_from(bits, reference(&g, model, e / g.n, e % g.n), f, false)).collect();
         let mut out = self.clone();
         out.idx = if kept.len() == self.m * self.n { None } else { Some(kept.iter().map(|&(e, _)| e as u64).collect()) };
         out.d = vec![];
