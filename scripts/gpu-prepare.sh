@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Build the release binary here and stage it (stripped) in .gpu/, which the device call carries.
+# Build the release binary here and stage it, stripped and gzipped, in .gpu/ (ignored by git),
+# which the device call carries; the gpu-*.sh scripts unpack it there. Gzipped because the
+# working tree that travels with a device call is capped at 64 MiB and the corpus takes most of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release
 mkdir -p .gpu
+rm -f .gpu/mmafuzz .gpu/mmafuzz.gz
 cp target/release/mmafuzz .gpu/mmafuzz
 strip .gpu/mmafuzz
-grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
-ls -la .gpu/mmafuzz
+gzip -9 .gpu/mmafuzz
+ls -la .gpu/mmafuzz.gz

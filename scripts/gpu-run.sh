@@ -10,6 +10,8 @@
 #   here:   bash scripts/gpu-collect.sh DIR       (unpacks DIR/*.jsonl.gz into corpus/)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
+# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+[ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
 tiles=${1:-2048}
 out=${OUT:-/tmp/mmafuzz-out}
 log="$out/log.txt"

@@ -5,6 +5,8 @@
 #   there:  bash scripts/gpu-validate.sh [SECONDS] [SEED] [PATH ...]   (default: the exact paths)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
+# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+[ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
 secs=${1:-60}
 seed=${2:-777}
 shift 2 2>/dev/null || shift $#

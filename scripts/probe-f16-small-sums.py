@@ -5,9 +5,10 @@ terms far below them (2^-30 ... 2^-50), both signs, C zero or a small f16. The G
 found such an element (an exact value just above half a quantum that the H100 rounds to zero);
 these tiles, recorded on the GPU, tell the candidate models apart.
 
-    python3 scripts/probe-f16-small-sums.py COUNT SEED [M] > probes.jsonl
+    python3 scripts/probe-f16-small-sums.py COUNT SEED [M [K]] > probes.jsonl
 
-M = 16 (mma.m16n8k16.f16.f16.f16.f16, the default) or 64 (wgmma.m64n8k16.f16.f16.f16).
+M = 16 (mma.m16n8k16.f16.f16.f16.f16, the default) or 64 (wgmma.m64n8k16.f16.f16.f16);
+K = 16 (default) or 8 (mma.m16n8k8.f16.f16.f16.f16).
 """
 import json, random, struct, sys
 
@@ -30,8 +31,8 @@ def a_for(rng, lead):
     return f16_bits(rng.choice([1, -1]) * sig * 2.0 ** ea)
 
 
-def tile(rng, m):
-    n, k = 8, 16
+def tile(rng, m, k=16):
+    n = 8
     a = [[0] * k for _ in range(m)]
     b = [[0] * n for _ in range(k)]
     c = [[0] * n for _ in range(m)]
@@ -66,11 +67,12 @@ def tile(rng, m):
 def main():
     count, seed = int(sys.argv[1]), int(sys.argv[2])
     m = int(sys.argv[3]) if len(sys.argv) > 3 else 16
+    k = int(sys.argv[4]) if len(sys.argv) > 4 else 16
     rng = random.Random(seed)
     import warnings
     warnings.simplefilter("ignore")
     for _ in range(count):
-        print(json.dumps(tile(rng, m), separators=(",", ":")))
+        print(json.dumps(tile(rng, m, k), separators=(",", ":")))
 
 
 if __name__ == "__main__":

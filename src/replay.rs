@@ -79,7 +79,8 @@ pub fn replay_file(file: &Path, model: &Model) -> std::io::Result<ReplayStats> {
                 let same = got.iter().zip(d).filter(|(a, b)| a == b).count();
                 let first = (same < d.len()).then(|| {
                     let i = (0..d.len()).find(|&i| got[i] != d[i]).expect("a difference");
-                    format!("element {i} (row {}, col {}): GPU {:x}, {} {:x}", i / case.n, i % case.n, d[i], model.name, got[i])
+                    let tile = case.extra.get("seed").map(|s| format!("tile {s} ")).unwrap_or_default();
+                    format!("{tile}element {i} (row {}, col {}): GPU {:x}, {} {:x}", i / case.n, i % case.n, d[i], model.name, got[i])
                 });
                 (d.len(), same, first)
             }

@@ -145,6 +145,7 @@ impl Gpu {
         let m = path.module;
         match (path.a_fmt.storage_bits(), path.c_fmt.storage_bits()) {
             (8, 32) => self.launch::<u8, u32>(&f, m, cases, poisons),
+            (8, 16) => self.launch::<u8, u16>(&f, m, cases, poisons),
             (16, 32) => self.launch::<u16, u32>(&f, m, cases, poisons),
             (16, 16) => self.launch::<u16, u16>(&f, m, cases, poisons),
             (32, 32) => self.launch::<u32, u32>(&f, m, cases, poisons),

@@ -9,6 +9,8 @@ pub struct PathSpec {
     /// e.g. `mma.m16n8k16.f32.f16.f16.f32` (D, A, B, C types as PTX orders them).
     pub id: &'static str,
     pub a_fmt: Format,
+    /// B's format: A's, except for the mixed FP8 paths.
+    pub b_fmt: Format,
     pub c_fmt: Format,
     pub m: usize,
     pub n: usize,
@@ -48,22 +50,35 @@ pub const MMA_SYNC_PTX: &str = include_str!("kernels/mma_sync.ptx");
 pub const WGMMA_PTX: &str = include_str!("kernels/wgmma.ptx");
 
 pub const PATHS: &[PathSpec] = &[
-    PathSpec { id: "mma.m16n8k16.f32.f16.f16.f32", a_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (8, 0) },
-    PathSpec { id: "mma.m16n8k16.f32.bf16.bf16.f32", a_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_bf16_bf16_f32", module: Module::MmaSync, min_cc: (8, 0) },
-    PathSpec { id: "mma.m16n8k16.f16.f16.f16.f16", a_fmt: Format::F16, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_f16_f16_f16", module: Module::MmaSync, min_cc: (8, 0) },
-    PathSpec { id: "mma.m16n8k8.f32.tf32.tf32.f32", a_fmt: Format::Tf32, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_tf32_tf32_f32", module: Module::MmaSync, min_cc: (8, 0) },
-    PathSpec { id: "mma.m16n8k32.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e4m3_e4m3_f32", module: Module::MmaSync, min_cc: (8, 9) },
-    PathSpec { id: "mma.m16n8k32.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e5m2_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
-    PathSpec { id: "mma.m8n8k4.f64.f64.f64.f64", a_fmt: Format::F64, c_fmt: Format::F64, m: 8, n: 8, k: 4, kernel: "mma_m8n8k4_f64_f64_f64_f64", module: Module::MmaSync, min_cc: (8, 0) },
-    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16", a_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
-    PathSpec { id: "wgmma.m64n8k16.f32.bf16.bf16", a_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_bf16_bf16", module: Module::Wgmma, min_cc: (9, 0) },
-    PathSpec { id: "wgmma.m64n8k16.f16.f16.f16", a_fmt: Format::F16, c_fmt: Format::F16, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f16_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
-    PathSpec { id: "wgmma.m64n8k8.f32.tf32.tf32", a_fmt: Format::Tf32, c_fmt: Format::F32, m: 64, n: 8, k: 8, kernel: "wgmma_m64n8k8_f32_tf32_tf32", module: Module::Wgmma, min_cc: (9, 0) },
-    PathSpec { id: "wgmma.m64n8k32.f32.e4m3.e4m3", a_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_f32_e4m3_e4m3", module: Module::Wgmma, min_cc: (9, 0) },
-    PathSpec { id: "wgmma.m64n8k32.f32.e5m2.e5m2", a_fmt: Format::E5m2, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_f32_e5m2_e5m2", module: Module::Wgmma, min_cc: (9, 0) },
-    PathSpec { id: "cublas.gemm.f32.f16.f16.f32", a_fmt: Format::F16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
-    PathSpec { id: "cublas.gemm.f32.bf16.bf16.f32", a_fmt: Format::Bf16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
-    PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
+    PathSpec { id: "mma.m16n8k16.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_bf16_bf16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.f16.f16.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_f16_f16_f16", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k8.f32.tf32.tf32.f32", a_fmt: Format::Tf32, b_fmt: Format::Tf32, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_tf32_tf32_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k32.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e4m3_e4m3_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k32.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e5m2_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m8n8k4.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 8, n: 8, k: 4, kernel: "mma_m8n8k4_f64_f64_f64_f64", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k8.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (7, 5) },
+    PathSpec { id: "mma.m16n8k8.f16.f16.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f16_f16_f16_f16", module: Module::MmaSync, min_cc: (7, 5) },
+    PathSpec { id: "mma.m16n8k8.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_bf16_bf16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k4.f32.tf32.tf32.f32", a_fmt: Format::Tf32, b_fmt: Format::Tf32, c_fmt: Format::F32, m: 16, n: 8, k: 4, kernel: "mma_m16n8k4_f32_tf32_tf32_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k4.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 16, n: 8, k: 4, kernel: "mma_m16n8k4_f64_f64_f64_f64", module: Module::MmaSync, min_cc: (9, 0) },
+    PathSpec { id: "mma.m16n8k8.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f64_f64_f64_f64", module: Module::MmaSync, min_cc: (9, 0) },
+    PathSpec { id: "mma.m16n8k16.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f64_f64_f64_f64", module: Module::MmaSync, min_cc: (9, 0) },
+    PathSpec { id: "mma.m16n8k32.f16.e4m3.e4m3.f16", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F16, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f16_e4m3_e4m3_f16", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k32.f16.e5m2.e5m2.f16", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F16, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f16_e5m2_e5m2_f16", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k16.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_e4m3_e4m3_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k16.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_e5m2_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k16.f16.e4m3.e4m3.f16", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_e4m3_e4m3_f16", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k16.f16.e5m2.e5m2.f16", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_e5m2_e5m2_f16", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.bf16.bf16", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_bf16_bf16", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f16.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f16_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k8.f32.tf32.tf32", a_fmt: Format::Tf32, b_fmt: Format::Tf32, c_fmt: Format::F32, m: 64, n: 8, k: 8, kernel: "wgmma_m64n8k8_f32_tf32_tf32", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k32.f32.e4m3.e4m3", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_f32_e4m3_e4m3", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k32.f32.e5m2.e5m2", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_f32_e5m2_e5m2", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "cublas.gemm.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
+    PathSpec { id: "cublas.gemm.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
+    PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
 ];
 
 /// The path with this identifier.
@@ -78,7 +93,7 @@ impl PathSpec {
         let any_shape = self.module == Module::Cublas;
         let shape = |m, n, k| if any_shape { (0, 0, 0) } else { (m, n, k) };
         let (m, n, k) = shape(self.m, self.n, self.k);
-        let want = (self.a_fmt, self.a_fmt, self.c_fmt, m, n, k);
+        let want = (self.a_fmt, self.b_fmt, self.c_fmt, m, n, k);
         let (cm, cn, ck) = shape(case.m, case.n, case.k);
         let got = (case.a_fmt, case.b_fmt, case.c_fmt, cm, cn, ck);
         if want != got {

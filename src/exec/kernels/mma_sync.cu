@@ -142,3 +142,171 @@ extern "C" __global__ void mma_m8n8k4_f64_f64_f64_f64(const uint64_t* A, const u
     d[g * 8 + 2 * t] = rd0;
     d[g * 8 + 2 * t + 1] = rd1;
 }
+
+// ---- The other mma.sync shapes of sm_90 (issue 12). Layouts from the PTX ISA, checked on the
+// GPU by `mmafuzz gpu-check` (integer tiles of known exact result).
+
+// m16n8k8 with 16-bit A/B: A element i (4 halves in 2 regs) -> (g + 8*(i>=2), 2t + (i&1)),
+// B element i (2 halves in 1 reg) -> (2t + i, g).
+#define LOAD_AB_16x8x8                                                           \
+    const uint16_t* a = A + tile * 128;                                          \
+    const uint16_t* b = B + tile * 64;                                           \
+    uint32_t ra[2], rb[1];                                                       \
+    for (int r = 0; r < 2; r++)                                                  \
+        ra[r] = pack16(a[(g + 8 * r) * 8 + 2 * t], a[(g + 8 * r) * 8 + 2 * t + 1]); \
+    rb[0] = pack16(b[(2 * t) * 8 + g], b[(2 * t + 1) * 8 + g]);
+
+#define MMA_K8_16BIT_F32(NAME, TYPE)                                                               \
+extern "C" __global__ void NAME(const uint16_t* A, const uint16_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
+    TILE_INDEX                                                                                     \
+    LOAD_AB_16x8x8                                                                                 \
+    LOAD_C32                                                                                       \
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32." TYPE "." TYPE ".f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};" \
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])                             \
+                 : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]), "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3])); \
+    STORE_D32                                                                                      \
+}
+MMA_K8_16BIT_F32(mma_m16n8k8_f32_f16_f16_f32, "f16")
+MMA_K8_16BIT_F32(mma_m16n8k8_f32_bf16_bf16_f32, "bf16")
+
+// f16 C/D packed two per register (element 0 low), as for m16n8k16.
+#define LOAD_C16                                                                 \
+    const uint16_t* c = C + tile * 128;                                          \
+    uint32_t rc[2], rd[2];                                                       \
+    for (int r = 0; r < 2; r++)                                                  \
+        rc[r] = pack16(c[CD_ROW(2 * r) * 8 + CD_COL(2 * r)], c[CD_ROW(2 * r + 1) * 8 + CD_COL(2 * r + 1)]);
+
+#define STORE_D16                                                                \
+    uint16_t* d = D + tile * 128;                                                \
+    for (int r = 0; r < 2; r++) {                                                \
+        d[CD_ROW(2 * r) * 8 + CD_COL(2 * r)] = (uint16_t)(rd[r] & 0xffff);       \
+        d[CD_ROW(2 * r + 1) * 8 + CD_COL(2 * r + 1)] = (uint16_t)(rd[r] >> 16);  \
+    }
+
+extern "C" __global__ void mma_m16n8k8_f16_f16_f16_f16(const uint16_t* A, const uint16_t* B, const uint16_t* C, uint16_t* D, long ntiles) {
+    TILE_INDEX
+    LOAD_AB_16x8x8
+    LOAD_C16
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3}, {%4}, {%5,%6};"
+                 : "=r"(rd[0]), "=r"(rd[1])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]), "r"(rc[0]), "r"(rc[1]));
+    STORE_D16
+}
+
+// m16n8k4 tf32: A element i -> (g + 8i, t), B element 0 -> (t, g).
+extern "C" __global__ void mma_m16n8k4_f32_tf32_tf32_f32(const uint32_t* A, const uint32_t* B, const uint32_t* C, uint32_t* D, long ntiles) {
+    TILE_INDEX
+    const uint32_t* a = A + tile * 64;
+    const uint32_t* b = B + tile * 32;
+    uint32_t ra0 = a[g * 4 + t], ra1 = a[(g + 8) * 4 + t], rb0 = b[t * 8 + g];
+    LOAD_C32
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])
+                 : "r"(ra0), "r"(ra1), "r"(rb0), "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3]));
+    STORE_D32
+}
+
+// m16n8kK f64 (K = 4, 8, 16): A element i -> (g + 8*(i&1), t + 4*(i>>1)), B element i ->
+// (t + 4i, g), C/D as every m16n8 shape (four doubles).
+#define F64_FRAGMENTS(K)                                                         \
+    const uint64_t* a = A + tile * 16 * K;                                       \
+    const uint64_t* b = B + tile * K * 8;                                        \
+    const uint64_t* c = C + tile * 128;                                          \
+    uint64_t ra[K / 2], rb[K / 4], rc[4], rd[4];                                 \
+    for (int i = 0; i < K / 2; i++) ra[i] = a[(g + 8 * (i & 1)) * K + t + 4 * (i >> 1)]; \
+    for (int i = 0; i < K / 4; i++) rb[i] = b[(t + 4 * i) * 8 + g];              \
+    for (int i = 0; i < 4; i++) rc[i] = c[CD_ROW(i) * 8 + CD_COL(i)];
+
+#define STORE_D64                                                                \
+    uint64_t* d = D + tile * 128;                                                \
+    for (int i = 0; i < 4; i++) d[CD_ROW(i) * 8 + CD_COL(i)] = rd[i];
+
+extern "C" __global__ void mma_m16n8k4_f64_f64_f64_f64(const uint64_t* A, const uint64_t* B, const uint64_t* C, uint64_t* D, long ntiles) {
+    TILE_INDEX
+    F64_FRAGMENTS(4)
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+                 : "=l"(rd[0]), "=l"(rd[1]), "=l"(rd[2]), "=l"(rd[3])
+                 : "l"(ra[0]), "l"(ra[1]), "l"(rb[0]), "l"(rc[0]), "l"(rc[1]), "l"(rc[2]), "l"(rc[3]));
+    STORE_D64
+}
+
+extern "C" __global__ void mma_m16n8k8_f64_f64_f64_f64(const uint64_t* A, const uint64_t* B, const uint64_t* C, uint64_t* D, long ntiles) {
+    TILE_INDEX
+    F64_FRAGMENTS(8)
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+                 : "=l"(rd[0]), "=l"(rd[1]), "=l"(rd[2]), "=l"(rd[3])
+                 : "l"(ra[0]), "l"(ra[1]), "l"(ra[2]), "l"(ra[3]), "l"(rb[0]), "l"(rb[1]),
+                   "l"(rc[0]), "l"(rc[1]), "l"(rc[2]), "l"(rc[3]));
+    STORE_D64
+}
+
+extern "C" __global__ void mma_m16n8k16_f64_f64_f64_f64(const uint64_t* A, const uint64_t* B, const uint64_t* C, uint64_t* D, long ntiles) {
+    TILE_INDEX
+    F64_FRAGMENTS(16)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%16,%17,%18,%19};"
+                 : "=l"(rd[0]), "=l"(rd[1]), "=l"(rd[2]), "=l"(rd[3])
+                 : "l"(ra[0]), "l"(ra[1]), "l"(ra[2]), "l"(ra[3]), "l"(ra[4]), "l"(ra[5]), "l"(ra[6]), "l"(ra[7]),
+                   "l"(rb[0]), "l"(rb[1]), "l"(rb[2]), "l"(rb[3]),
+                   "l"(rc[0]), "l"(rc[1]), "l"(rc[2]), "l"(rc[3]));
+    STORE_D64
+}
+
+// FP8 fragments. k32: as MMA_FP8 above. k16: A element i (8 bytes in 2 regs) ->
+// (g + 8*(i>=4), 4t + (i&3)), B element i (4 bytes in 1 reg) -> (4t + i, g).
+#define LOAD_FP8_K32                                                                               \
+    const uint8_t* a = A + tile * 512;                                                             \
+    const uint8_t* b = B + tile * 256;                                                             \
+    uint32_t ra[4] = {0, 0, 0, 0}, rb[2] = {0, 0};                                                 \
+    for (int i = 0; i < 16; i++)                                                                   \
+        ra[i >> 2] |= (uint32_t)a[(g + 8 * ((i >> 2) & 1)) * 32 + 4 * t + (i & 3) + 16 * (i >= 8)] << (8 * (i & 3)); \
+    for (int i = 0; i < 8; i++)                                                                    \
+        rb[i >> 2] |= (uint32_t)b[(4 * t + (i & 3) + 16 * (i >= 4)) * 8 + g] << (8 * (i & 3));
+
+#define LOAD_FP8_K16                                                                               \
+    const uint8_t* a = A + tile * 256;                                                             \
+    const uint8_t* b = B + tile * 128;                                                             \
+    uint32_t ra[2] = {0, 0}, rb[1] = {0};                                                          \
+    for (int i = 0; i < 8; i++)                                                                    \
+        ra[i >> 2] |= (uint32_t)a[(g + 8 * (i >= 4)) * 16 + 4 * t + (i & 3)] << (8 * (i & 3));     \
+    for (int i = 0; i < 4; i++)                                                                    \
+        rb[0] |= (uint32_t)b[(4 * t + i) * 8 + g] << (8 * i);
+
+// FP8 into f16 (k32): D and C are f16, packed.
+#define MMA_FP8_K32_F16(NAME, TYPE)                                                                \
+extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint16_t* C, uint16_t* D, long ntiles) { \
+    TILE_INDEX                                                                                     \
+    LOAD_FP8_K32                                                                                   \
+    LOAD_C16                                                                                       \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f16." TYPE "." TYPE ".f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};" \
+                 : "=r"(rd[0]), "=r"(rd[1])                                                        \
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]), "r"(rc[0]), "r"(rc[1])); \
+    STORE_D16                                                                                      \
+}
+MMA_FP8_K32_F16(mma_m16n8k32_f16_e4m3_e4m3_f16, "e4m3")
+MMA_FP8_K32_F16(mma_m16n8k32_f16_e5m2_e5m2_f16, "e5m2")
+
+#define MMA_FP8_K16_F32(NAME, TYPE)                                                                \
+extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
+    TILE_INDEX                                                                                     \
+    LOAD_FP8_K16                                                                                   \
+    LOAD_C32                                                                                       \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE ".f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};" \
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])                             \
+                 : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]), "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3])); \
+    STORE_D32                                                                                      \
+}
+MMA_FP8_K16_F32(mma_m16n8k16_f32_e4m3_e4m3_f32, "e4m3")
+MMA_FP8_K16_F32(mma_m16n8k16_f32_e5m2_e5m2_f32, "e5m2")
+
+#define MMA_FP8_K16_F16(NAME, TYPE)                                                                \
+extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint16_t* C, uint16_t* D, long ntiles) { \
+    TILE_INDEX                                                                                     \
+    LOAD_FP8_K16                                                                                   \
+    LOAD_C16                                                                                       \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16." TYPE "." TYPE ".f16 {%0,%1}, {%2,%3}, {%4}, {%5,%6};" \
+                 : "=r"(rd[0]), "=r"(rd[1])                                                        \
+                 : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]), "r"(rc[0]), "r"(rc[1]));                    \
+    STORE_D16                                                                                      \
+}
+MMA_FP8_K16_F16(mma_m16n8k16_f16_e4m3_e4m3_f16, "e4m3")
+MMA_FP8_K16_F16(mma_m16n8k16_f16_e5m2_e5m2_f16, "e5m2")

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine: brings up new instruction paths in one call. gpu-check (layouts,
+# determinism), then for each PATH, JOBS at a time: TILES fresh tiles recorded (seed SEED),
+# `discover` from the whole knob space (at most SECS seconds), and a validation hunt of
+# HUNT seconds on tiles of another seed under the discovered model. Everything comes back in
+# $OUT/bringup.tgz: record/<path>.jsonl.gz (for gpu-corpus-collect.sh), discover/<path>.toml,
+# discover/<path>.jsonl.gz (deciding tiles), findings, and one log per path.
+#   here:   bash scripts/gpu-prepare.sh
+#   there:  [JOBS=3] [BUDGET=540] bash scripts/gpu-bringup.sh TILES SECS HUNT SEED PATH...
+#   here:   bash scripts/gpu-corpus-collect.sh DIR/bringup.tgz; compare DIR/.../discover/*.toml
+set -uo pipefail
+bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
+# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+[ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
+tiles=${1:?usage: gpu-bringup.sh TILES SECS HUNT SEED PATH...}
+secs=${2:?}
+hunt=${3:?}
+seed=${4:?}
+shift 4
+out=${OUT:-/tmp/mmafuzz-out}
+work=$(mktemp -d)/bringup
+mkdir -p "$out" "$work/record" "$work/discover" "$work/findings" "$work/logs"
+{ nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader; "$bin" gpu-check; } 2>&1 | tee "$work/logs/gpu-check.txt"
+one() {
+  p=$1
+  {
+    start=$(date +%s)
+    "$bin" gen --path "$p" --count "$tiles" --seed "$seed" --out "$work/$p.jsonl" &&
+      "$bin" record --path "$p" --in "$work/$p.jsonl" --corpus "$work/record"
+    rm -f "$work/$p.jsonl"
+    echo "== record $(( $(date +%s) - start )) s"
+    timeout $((secs + 60)) "$bin" discover --path "$p" --seconds "$secs" --write "$work/discover/$p.toml" --corpus "$work/discover"
+    echo "== discover rc $? at $(( $(date +%s) - start )) s"
+    model="$work/discover/$p.toml"
+    [ -f "$model" ] || model="sm90:$p" # discover ran out of time: hunt the path's current model
+    echo "== hunting with $model"
+    "$bin" hunt --path "$p" --against gpu --model "$model" --time "${hunt}s" --seed $((seed + 1)) \
+      --per-class 1 --findings "$work/findings"
+    echo "== hunt rc $? at $(( $(date +%s) - start )) s"
+  } > "$work/logs/$p.txt" 2>&1
+  echo "$p done: $(grep -E '^== ' "$work/logs/$p.txt" | tr '\n' ' ')"
+}
+export -f one
+export bin tiles secs hunt seed work
+# The whole bring-up ends by BUDGET seconds (default 540: a device call's limit is 600), so the
+# archive below always comes back with whatever finished.
+printf '%s\n' "$@" | timeout "${BUDGET:-540}" xargs -P "${JOBS:-3}" -I{} bash -c 'one {}'
+tar czf "$out/bringup.tgz" -C "$(dirname "$work")" bringup
