@@ -84,7 +84,8 @@ pub struct Row {
     pub path: &'static PathSpec,
     pub model: String,
     /// `inferred` (reproduces everything it was inferred from), `nearest` (inferred, the best
-    /// of the space), or `hypothesis` (the published H100 hypothesis).
+    /// of the space), `discovered` (by `discover` on the GPU), `fitted` (by hand on the corpus),
+    /// or `hypothesis` (the published H100 hypothesis).
     pub origin: &'static str,
     pub stats: Option<ReplayStats>,
     pub cells: Vec<Cell>,
@@ -111,7 +112,11 @@ pub fn rows(corpus: &std::path::Path) -> Vec<Row> {
                 })
                 .collect();
             let src = crate::model::embedded_model_source(&name).unwrap_or("");
-            let origin = if !src.starts_with("# Inferred") {
+            let origin = if src.starts_with("# Discovered") {
+                "discovered"
+            } else if src.starts_with("# Fitted") {
+                "fitted"
+            } else if !src.starts_with("# Inferred") {
                 "H100 hypothesis"
             } else if src.lines().next().is_some_and(|l| l.contains("nearest")) {
                 "nearest of the space"
