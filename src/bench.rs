@@ -68,7 +68,7 @@ pub fn finite_tiles(shape: &Shape, count: usize) -> Vec<MmaCase> {
                 1 => Recipe::BigPlusTiny { gap: acc_p + (i % 17) as i32 - 8 },
                 _ => Recipe::Cancellation,
             };
-            let mut c = case_with(&mut rng, shape.a_fmt, shape.c_fmt, shape.m, shape.n, shape.k, recipe);
+            let mut c = case_with(&mut rng, (shape.a_fmt, shape.a_fmt), shape.c_fmt, shape.m, shape.n, shape.k, recipe);
             // Cancellation draws C from every class; keep it finite here.
             for x in c.c.iter_mut() {
                 if matches!(c.c_fmt.decode(*x).class, crate::format::Class::Nan | crate::format::Class::Inf) {

@@ -46,7 +46,7 @@ pub struct ArbitraryCase {
 impl<'a> Arbitrary<'a> for ArbitraryCase {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         let p = u.choose(PATHS)?;
-        let case = case(&mut BytesRng(u), p.a_fmt, p.c_fmt, p.m, p.n, p.k);
+        let case = case_ab(&mut BytesRng(u), p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
         Ok(ArbitraryCase { path: p.id, case })
     }
 }
@@ -175,9 +175,15 @@ pub fn pick_recipe<R: Rng>(rng: &mut R, acc_precision: u32) -> Recipe {
 
 /// Generate one case of the given shape and formats with a random recipe.
 pub fn case<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n: usize, k: usize) -> MmaCase {
+    case_ab(rng, a_fmt, a_fmt, c_fmt, m, n, k)
+}
+
+/// [`case`] with B in its own format (the mixed FP8 paths); with `b_fmt == a_fmt` it draws the
+/// same numbers as [`case`], so recorded tiles regenerate unchanged.
+pub fn case_ab<R: Rng>(rng: &mut R, a_fmt: Format, b_fmt: Format, c_fmt: Format, m: usize, n: usize, k: usize) -> MmaCase {
     let acc_p = if c_fmt == Format::F64 { 53 } else { 24 };
     let recipe = pick_recipe(rng, acc_p);
-    case_with(rng, a_fmt, c_fmt, m, n, k, recipe)
+    case_with(rng, (a_fmt, b_fmt), c_fmt, m, n, k, recipe)
 }
 
 /// Case number `index` of a hunt with `seed`, for a path: each case has its own generator
@@ -190,24 +196,25 @@ pub fn case_at(p: &crate::exec::PathSpec, seed: u64, index: u64) -> MmaCase {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31));
-    let mut c = case(&mut rng, p.a_fmt, p.c_fmt, p.m, p.n, p.k);
+    let mut c = case_ab(&mut rng, p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
     c.extra.insert("seed".into(), json!([seed, index]));
     c
 }
 
-/// Generate one case with a given recipe.
-pub fn case_with<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n: usize, k: usize, recipe: Recipe) -> MmaCase {
+/// Generate one case with a given recipe, A and B in the formats `(a_fmt, b_fmt)`.
+pub fn case_with<R: Rng>(rng: &mut R, (a_fmt, b_fmt): (Format, Format), c_fmt: Format, m: usize, n: usize, k: usize, recipe: Recipe) -> MmaCase {
     let mut case = MmaCase::zeros(a_fmt, c_fmt, m, n, k);
+    case.b_fmt = b_fmt;
     match recipe {
         Recipe::Independent => {
             case.a.iter_mut().for_each(|x| *x = value(rng, a_fmt));
-            case.b.iter_mut().for_each(|x| *x = value(rng, a_fmt));
+            case.b.iter_mut().for_each(|x| *x = value(rng, b_fmt));
             case.c.iter_mut().for_each(|x| *x = value(rng, c_fmt));
         }
         Recipe::Band => {
             let centre = rng.gen_range(a_fmt.emin() + 2..=a_fmt.emax() - 2).clamp(-6, 6);
             case.a.iter_mut().for_each(|x| *x = finite_in(rng, a_fmt, centre - 2..=centre + 2));
-            case.b.iter_mut().for_each(|x| *x = finite_in(rng, a_fmt, -2..=2));
+            case.b.iter_mut().for_each(|x| *x = finite_in(rng, b_fmt, -2..=2));
             case.c.iter_mut().for_each(|x| *x = finite_in(rng, c_fmt, 2 * centre - 2..=2 * centre + 4));
         }
         Recipe::Cancellation => {
@@ -218,7 +225,7 @@ pub fn case_with<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n:
             }
             for j in 0..n {
                 for kk in 0..k {
-                    case.b[kk * n + j] = finite_in(rng, a_fmt, -4..=4);
+                    case.b[kk * n + j] = finite_in(rng, b_fmt, -4..=4);
                 }
             }
             // Mirror pairs (k, k+1): a_{k+1} = -a_k, b_{k+1} = b_k, so their products cancel.
@@ -239,10 +246,11 @@ pub fn case_with<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n:
             let big_k = rng.gen_range(0..k);
             // Split each target product exponent between a and b within their ranges.
             let (lo, hi) = (a_fmt.emin(), a_fmt.emax());
+            let (b_lo, b_hi) = (b_fmt.emin(), b_fmt.emax());
             let top = rng.gen_range((2 * lo + gap).min(2 * hi)..=2 * hi);
             let split = |rng: &mut R, e: i32| {
                 let ea = (e / 2 + rng.gen_range(-1..=1)).clamp(lo, hi);
-                (ea, (e - ea).clamp(lo, hi))
+                (ea, (e - ea).clamp(b_lo, b_hi))
             };
             for kk in 0..k {
                 let e = if kk == big_k { top } else { top - gap + rng.gen_range(-1..=1) };
@@ -252,7 +260,7 @@ pub fn case_with<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n:
                 }
                 for j in 0..n {
                     let (_, eb) = split(rng, e);
-                    case.b[kk * n + j] = finite_in(rng, a_fmt, eb..=eb);
+                    case.b[kk * n + j] = finite_in(rng, b_fmt, eb..=eb);
                 }
             }
             for x in case.c.iter_mut() {
@@ -270,12 +278,12 @@ pub fn case_with<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n:
             let tiny = top - gap;
             // Half the time every b is 1 and a carries the whole product (down into subnormals).
             let ones = rng.gen_bool(0.5);
-            let one = a_fmt.encode_exact(false, 1, 0).expect("1 is representable");
+            let one = b_fmt.encode_exact(false, 1, 0).expect("1 is representable");
             for kk in 0..k {
                 let live = rng.gen_bool(0.8);
                 let e = tiny + rng.gen_range(-1..=1);
                 let ea = if ones { e } else { (e / 2).clamp(lo, hi) };
-                let eb = (e - ea).clamp(lo, hi);
+                let eb = (e - ea).clamp(b_fmt.emin(), b_fmt.emax());
                 for i in 0..m {
                     case.a[i * k + kk] = if !live {
                         a_fmt.zero_bits(false)
@@ -286,7 +294,7 @@ pub fn case_with<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n:
                     };
                 }
                 for j in 0..n {
-                    case.b[kk * n + j] = if ones { one } else { finite_in(rng, a_fmt, eb..=eb) };
+                    case.b[kk * n + j] = if ones { one } else { finite_in(rng, b_fmt, eb..=eb) };
                 }
             }
             case.c.iter_mut().for_each(|x| *x = finite_in(rng, c_fmt, top..=top));
@@ -297,7 +305,7 @@ pub fn case_with<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n:
                 if rng.gen_bool(0.2) { value(rng, f) } else { finite_in(rng, f, e..=e) }
             };
             case.a.iter_mut().for_each(|x| *x = end(rng, a_fmt));
-            case.b.iter_mut().for_each(|x| *x = end(rng, a_fmt));
+            case.b.iter_mut().for_each(|x| *x = end(rng, b_fmt));
             case.c.iter_mut().for_each(|x| *x = end(rng, c_fmt));
         }
     }
@@ -331,7 +339,7 @@ mod tests {
     #[test]
     fn cancellation_pairs_cancel_and_recipes_are_recorded() {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2);
-        let case = case_with(&mut rng, Format::F16, Format::F32, 2, 2, 8, Recipe::Cancellation);
+        let case = case_with(&mut rng, (Format::F16, Format::F16), Format::F32, 2, 2, 8, Recipe::Cancellation);
         assert_eq!(case.extra["recipe"]["kind"], "cancellation");
         case.validate().unwrap();
         let exact = crate::exact::exact_element(&case, 0, 0);

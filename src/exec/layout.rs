@@ -16,7 +16,7 @@ pub fn integer_cases(path: &PathSpec, count: usize, seed: u64) -> Vec<MmaCase> {
     };
     (0..count)
         .map(|_| {
-            let mut c = MmaCase::zeros(path.a_fmt, path.c_fmt, path.m, path.n, path.k);
+            let mut c = path.zeros();
             c.a.iter_mut().for_each(|x| *x = int(&mut rng, path.a_fmt, -3, 3));
             c.b.iter_mut().for_each(|x| *x = int(&mut rng, path.b_fmt, -3, 3));
             c.c.iter_mut().for_each(|x| *x = int(&mut rng, path.c_fmt, -8, 8));

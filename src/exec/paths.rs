@@ -70,6 +70,8 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "mma.m16n8k16.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_e5m2_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
     PathSpec { id: "mma.m16n8k16.f16.e4m3.e4m3.f16", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_e4m3_e4m3_f16", module: Module::MmaSync, min_cc: (8, 9) },
     PathSpec { id: "mma.m16n8k16.f16.e5m2.e5m2.f16", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F16, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f16_e5m2_e5m2_f16", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k32.f32.e4m3.e5m2.f32", a_fmt: Format::E4m3, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e4m3_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.m16n8k32.f32.e5m2.e4m3.f32", a_fmt: Format::E5m2, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e5m2_e4m3_f32", module: Module::MmaSync, min_cc: (8, 9) },
     PathSpec { id: "wgmma.m64n8k16.f32.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k16.f32.bf16.bf16", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_bf16_bf16", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k16.f16.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f16_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
@@ -87,6 +89,13 @@ pub fn path_by_id(id: &str) -> Option<&'static PathSpec> {
 }
 
 impl PathSpec {
+    /// An all-zero tile of this path's shape and formats.
+    pub fn zeros(&self) -> crate::MmaCase {
+        let mut c = crate::MmaCase::zeros(self.a_fmt, self.c_fmt, self.m, self.n, self.k);
+        c.b_fmt = self.b_fmt;
+        c
+    }
+
     /// Whether a case has this path's shape and formats.
     pub fn check(&self, case: &crate::MmaCase) -> Result<(), String> {
         // cuBLAS takes any shape: only the formats must match.
@@ -98,8 +107,8 @@ impl PathSpec {
         let got = (case.a_fmt, case.b_fmt, case.c_fmt, cm, cn, ck);
         if want != got {
             return Err(format!(
-                "path {} takes {}x{}x{} tiles of {} with C/D in {}; the case is {}x{}x{} {}/{} with C in {}",
-                self.id, self.m, self.n, self.k, self.a_fmt, self.c_fmt, case.m, case.n, case.k, case.a_fmt, case.b_fmt, case.c_fmt
+                "path {} takes {}x{}x{} tiles of {}/{} with C/D in {}; the case is {}x{}x{} {}/{} with C in {}",
+                self.id, self.m, self.n, self.k, self.a_fmt, self.b_fmt, self.c_fmt, case.m, case.n, case.k, case.a_fmt, case.b_fmt, case.c_fmt
             ));
         }
         Ok(())

@@ -47,7 +47,7 @@ pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
         entries.push((pos, u64::from_le_bytes(v)));
         tiles = tiles.max(pos / len + 1);
     }
-    let mut out: Vec<MmaCase> = (0..tiles).map(|_| MmaCase::zeros(path.a_fmt, path.c_fmt, path.m, path.n, path.k)).collect();
+    let mut out: Vec<MmaCase> = (0..tiles).map(|_| path.zeros()).collect();
     let (na, nb) = (path.m * path.k, path.k * path.n);
     for (pos, v) in entries {
         let t = &mut out[pos / len];
@@ -55,7 +55,7 @@ pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
         if at < na {
             t.a[at] = v & path.a_fmt.mask();
         } else if at < na + nb {
-            t.b[at - na] = v & path.a_fmt.mask();
+            t.b[at - na] = v & path.b_fmt.mask();
         } else {
             t.c[at - na - nb] = v & path.c_fmt.mask();
         }
@@ -73,7 +73,7 @@ pub fn encode(path: &PathSpec, tiles: &[MmaCase]) -> Result<Vec<u8>, String> {
     let len = tile_len(path);
     let mut out = Vec::new();
     for (t, tile) in tiles.iter().enumerate() {
-        if (tile.a_fmt, tile.b_fmt, tile.c_fmt, tile.m, tile.n, tile.k) != (path.a_fmt, path.a_fmt, path.c_fmt, path.m, path.n, path.k) {
+        if (tile.a_fmt, tile.b_fmt, tile.c_fmt, tile.m, tile.n, tile.k) != (path.a_fmt, path.b_fmt, path.c_fmt, path.m, path.n, path.k) {
             return Err(format!("tile {t} is not a {} tile ({}x{}x{} {}/{})", path.id, tile.m, tile.n, tile.k, tile.a_fmt, tile.c_fmt));
         }
         for (at, &v) in tile.a.iter().chain(&tile.b).chain(&tile.c).enumerate() {

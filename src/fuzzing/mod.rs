@@ -76,7 +76,7 @@ impl Differential {
 /// differ (both outputs, the exact value and its nearest rounding, the mismatch marked), and a
 /// count of the elements that agree.
 pub fn describe(d: &Differential, o: &Outcome) -> String {
-    let (fa, fc) = (d.path.a_fmt, d.path.c_fmt);
+    let (fa, fb, fc) = (d.path.a_fmt, d.path.b_fmt, d.path.c_fmt);
     let (na, nb) = (d.a.name(), d.b.name());
     let width = na.len().max(nb.len()).max("exact".len());
     let mut s = String::new();
@@ -91,7 +91,7 @@ pub fn describe(d: &Differential, o: &Outcome) -> String {
         let mut nonzero = 0;
         let operands: [(&str, Format, usize, usize, &dyn Fn(usize, usize) -> u64); 3] = [
             ("a", fa, tile.m, tile.k, &|r, c| tile.a_at(r, c)),
-            ("b", fa, tile.k, tile.n, &|r, c| tile.b_at(r, c)),
+            ("b", fb, tile.k, tile.n, &|r, c| tile.b_at(r, c)),
             ("c", fc, tile.m, tile.n, &|r, c| tile.c_at(r, c)),
         ];
         for (name, f, rows, cols, at) in operands {

@@ -247,8 +247,8 @@ mod tests {
     fn every_mutation_keeps_the_tile_valid_and_changes_something() {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
         for p in crate::exec::PATHS.iter().filter(|p| p.m <= 64) {
-            let base = gen::case(&mut rng, p.a_fmt, p.c_fmt, p.m, p.n, p.k);
-            let donor = gen::case(&mut rng, p.a_fmt, p.c_fmt, p.m, p.n, p.k);
+            let base = gen::case_ab(&mut rng, p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
+            let donor = gen::case_ab(&mut rng, p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
             for which in 0..MUTATIONS.len() {
                 let mut changed = false;
                 for _ in 0..50 {

@@ -8,6 +8,8 @@ use crate::format::{Class, Format};
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Probe {
     pub a_fmt: Format,
+    /// B's format (A's except on the mixed FP8 paths).
+    pub b_fmt: Format,
     pub c_fmt: Format,
     pub shape: (usize, usize, usize),
     pub i: usize,
@@ -42,6 +44,7 @@ impl Probe {
     pub fn from_tile(case: &MmaCase, i: usize, j: usize) -> Probe {
         Probe {
             a_fmt: case.a_fmt,
+            b_fmt: case.b_fmt,
             c_fmt: case.c_fmt,
             shape: (case.m, case.n, case.k),
             i,
@@ -56,6 +59,7 @@ impl Probe {
     pub fn tile(&self) -> MmaCase {
         let (m, n, k) = self.shape;
         let mut t = MmaCase::zeros(self.a_fmt, self.c_fmt, m, n, k);
+        t.b_fmt = self.b_fmt;
         for kk in 0..k {
             t.a[self.i * k + kk] = self.a[kk];
             t.b[kk * n + self.j] = self.b[kk];
@@ -75,9 +79,9 @@ impl Probe {
             let d = f.decode(x);
             if d.class == Class::Finite { lead_exp(d.sig, d.exp) as i64 } else { 0 }
         };
-        s.exponents = lead(self.c_fmt, self.c).abs() + (0..self.a.len()).map(|kk| (lead(self.a_fmt, self.a[kk]) + lead(self.a_fmt, self.b[kk])).abs()).sum::<i64>();
+        s.exponents = lead(self.c_fmt, self.c).abs() + (0..self.a.len()).map(|kk| (lead(self.a_fmt, self.a[kk]) + lead(self.b_fmt, self.b[kk])).abs()).sum::<i64>();
         let mut seen = std::collections::HashSet::new();
-        let values = self.a.iter().chain(&self.b).map(|&x| (self.a_fmt, x)).chain(std::iter::once((self.c_fmt, self.c)));
+        let values = self.a.iter().map(|&x| (self.a_fmt, x)).chain(self.b.iter().map(|&x| (self.b_fmt, x))).chain(std::iter::once((self.c_fmt, self.c)));
         for (f, x) in values {
             if x == 0 {
                 continue;
@@ -98,7 +102,7 @@ impl Probe {
     pub fn describe(&self) -> String {
         let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
         for kk in self.live_terms() {
-            let t = format!("{}·{}", value_text(self.a_fmt, self.a[kk]), value_text(self.a_fmt, self.b[kk]));
+            let t = format!("{}·{}", value_text(self.a_fmt, self.a[kk]), value_text(self.b_fmt, self.b[kk]));
             match groups.iter_mut().find(|(g, _)| *g == t) {
                 Some((_, ks)) => ks.push(kk),
                 None => groups.push((t, vec![kk])),
@@ -232,28 +236,28 @@ impl Probe {
                 out.push(Probe { c: v, ..self.clone() });
             }
         }
-        let one = self.a_fmt.encode_exact(false, 1, 0).expect("1 is representable");
+        let one = self.b_fmt.encode_exact(false, 1, 0).expect("1 is representable");
         for &kk in &live {
             for v in simpler_values(self.a_fmt, self.a[kk]) {
                 let mut p = self.clone();
                 p.a[kk] = v;
                 out.push(p);
             }
-            for v in simpler_values(self.a_fmt, self.b[kk]) {
+            for v in simpler_values(self.b_fmt, self.b[kk]) {
                 let mut p = self.clone();
                 p.b[kk] = v;
                 out.push(p);
             }
             // The same product with its scale moved between a and b, or all of it in a.
             for t in [-1, 1] {
-                if let (Some(a), Some(b)) = (scaled(self.a_fmt, self.a[kk], t), scaled(self.a_fmt, self.b[kk], -t)) {
+                if let (Some(a), Some(b)) = (scaled(self.a_fmt, self.a[kk], t), scaled(self.b_fmt, self.b[kk], -t)) {
                     let mut p = self.clone();
                     p.a[kk] = a;
                     p.b[kk] = b;
                     out.push(p);
                 }
             }
-            if let Some(prod) = exact_product(self.a_fmt, self.a[kk], self.b[kk]) {
+            if let Some(prod) = exact_product(self.a_fmt, self.b_fmt, self.a[kk], self.b[kk]) {
                 let mut p = self.clone();
                 p.a[kk] = prod;
                 p.b[kk] = one;
@@ -263,7 +267,8 @@ impl Probe {
             // it, else the nearest value) as one term. Fewer terms, (nearly) the same sum.
             for &k2 in live.iter().filter(|&&x| x < kk) {
                 let pair = [(self.a[k2], self.b[k2]), (self.a[kk], self.b[kk])];
-                if let Some((a, b)) = merged_product(self.a_fmt, pair) {
+                // (Only where A and B share a format: the merged term's values are of that format.)
+                if let Some((a, b)) = merged_product(self.a_fmt, pair).filter(|_| self.a_fmt == self.b_fmt) {
                     let mut p = self.clone();
                     p.a[k2] = a;
                     p.b[k2] = b;
@@ -307,7 +312,7 @@ impl Probe {
         };
         let mut best = lead(self.c_fmt, self.c);
         for kk in 0..self.a.len() {
-            if let (Some(x), Some(y)) = (lead(self.a_fmt, self.a[kk]), lead(self.a_fmt, self.b[kk])) {
+            if let (Some(x), Some(y)) = (lead(self.a_fmt, self.a[kk]), lead(self.b_fmt, self.b[kk])) {
                 best = Some(best.map_or(x + y, |b: i32| b.max(x + y)));
             }
         }
@@ -355,9 +360,9 @@ fn merged_product(f: Format, terms: [(u64, u64); 2]) -> Option<(u64, u64)> {
         .find_map(|t| Some((f.encode_exact(neg, mag as u64, exp - t)?, f.encode_exact(false, 1, t)?)))
 }
 
-/// `a·b` as one value of `f` when it is exactly representable (both finite).
-fn exact_product(f: Format, a: u64, b: u64) -> Option<u64> {
-    let (da, db) = (f.decode(a), f.decode(b));
+/// `a·b` (a of `f`, b of `fb`) as one value of `f` when it is exactly representable (both finite).
+fn exact_product(f: Format, fb: Format, a: u64, b: u64) -> Option<u64> {
+    let (da, db) = (f.decode(a), fb.decode(b));
     if da.class != Class::Finite || db.class != Class::Finite {
         return None;
     }
@@ -396,7 +401,7 @@ mod tests {
         assert_eq!(value_text(Format::F16, 0x3c01), "(2^0 + 2^-10)");
         assert_eq!(value_text(Format::F32, 0x3f80_0003), "(2^0 + 2^-22 + 2^-23)");
         assert_eq!(value_text(Format::F32, 0x3f80_0007), "8388615·2^-23");
-        assert_eq!(exact_product(Format::F16, 0x3e00, 0x4000), Some(0x4200)); // 1.5·2 = 3
+        assert_eq!(exact_product(Format::F16, Format::F16, 0x3e00, 0x4000), Some(0x4200)); // 1.5·2 = 3
         // 2^-28 + 2^-28 = 2^-27: below f16's range as one value, so split as 2^-14·2^-13.
         let (a, b) = merged_product(Format::F16, [(0x0400, 0x0400); 2]).unwrap();
         assert_eq!(Format::F16.to_f64(a) * Format::F16.to_f64(b), 2f64.powi(-27));

@@ -43,6 +43,8 @@ const EMBEDDED_ARCH: &[(&str, &str)] = &[
     ("sm90:mma.m16n8k16.f32.e5m2.e5m2.f32", include_str!("../../models/sm90/mma.m16n8k16.f32.e5m2.e5m2.f32.toml")),
     ("sm90:mma.m16n8k16.f16.e4m3.e4m3.f16", include_str!("../../models/sm90/mma.m16n8k16.f16.e4m3.e4m3.f16.toml")),
     ("sm90:mma.m16n8k16.f16.e5m2.e5m2.f16", include_str!("../../models/sm90/mma.m16n8k16.f16.e5m2.e5m2.f16.toml")),
+    ("sm90:mma.m16n8k32.f32.e4m3.e5m2.f32", include_str!("../../models/sm90/mma.m16n8k32.f32.e4m3.e5m2.f32.toml")),
+    ("sm90:mma.m16n8k32.f32.e5m2.e4m3.f32", include_str!("../../models/sm90/mma.m16n8k32.f32.e5m2.e4m3.f32.toml")),
     ("sm90:wgmma.m64n8k16.f16.f16.f16", include_str!("../../models/sm90/wgmma.m64n8k16.f16.f16.f16.toml")),
     ("sm90:wgmma.m64n8k16.f32.bf16.bf16", include_str!("../../models/sm90/wgmma.m64n8k16.f32.bf16.bf16.toml")),
     ("sm90:wgmma.m64n8k16.f32.f16.f16", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.toml")),

@@ -310,3 +310,18 @@ extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint16
 }
 MMA_FP8_K16_F16(mma_m16n8k16_f16_e4m3_e4m3_f16, "e4m3")
 MMA_FP8_K16_F16(mma_m16n8k16_f16_e5m2_e5m2_f16, "e5m2")
+
+// Mixed FP8 (A and B in different formats), k32 into f32: the fragments of the k32 FP8 shape.
+#define MMA_FP8_MIXED(NAME, TA, TB)                                                                \
+extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
+    TILE_INDEX                                                                                     \
+    LOAD_FP8_K32                                                                                   \
+    LOAD_C32                                                                                       \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." TA "." TB ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};" \
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])                             \
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]),         \
+                   "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3]));                                \
+    STORE_D32                                                                                      \
+}
+MMA_FP8_MIXED(mma_m16n8k32_f32_e4m3_e5m2_f32, "e4m3", "e5m2")
+MMA_FP8_MIXED(mma_m16n8k32_f32_e5m2_e4m3_f32, "e5m2", "e4m3")
