@@ -40,6 +40,19 @@ pub(crate) struct Operand {
 }
 
 impl Operand {
+    /// An A or B element as the model's inputs read it (subnormal handling, exponent fields).
+    #[inline]
+    pub(crate) fn input(fmt: Format, bits: u64, inputs: &super::Inputs) -> Operand {
+        let mut o = Operand::decode(fmt, bits, inputs.subnormals);
+        if inputs.field_format.is_some() && o.class == Class::Finite {
+            let leading = o.lsb + 63 - o.sig.leading_zeros() as i32;
+            // Normal operands keep their field (the leading bit); subnormals reach down to the
+            // wider format's emin.
+            o.field = leading.max(inputs.field_emin(fmt));
+        }
+        o
+    }
+
     #[inline]
     pub(crate) fn decode(fmt: Format, bits: u64, subnormals: Subnormals) -> Operand {
         let d = fmt.decode(bits);
@@ -269,11 +282,11 @@ impl<'a> TileRun<'a> {
         if !self.a.is_empty() {
             return;
         }
-        let (case, in_sub) = (self.case, self.ar.inputs.subnormals);
-        self.a = case.a.iter().map(|&x| Operand::decode(case.a_fmt, x, in_sub)).collect();
+        let (case, inputs) = (self.case, &self.ar.inputs);
+        self.a = case.a.iter().map(|&x| Operand::input(case.a_fmt, x, inputs)).collect();
         self.bt = (0..case.n)
             .flat_map(|j| (0..case.k).map(move |kk| (kk, j)))
-            .map(|(kk, j)| Operand::decode(case.b_fmt, case.b_at(kk, j), in_sub))
+            .map(|(kk, j)| Operand::input(case.b_fmt, case.b_at(kk, j), inputs))
             .collect();
     }
 
@@ -794,7 +807,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             }
             let (mut fa, mut fb) = (Vec::new(), Vec::new());
             if field_sum {
-                let (floor_a, floor_b) = (crate::format::pow2(case.a_fmt.emin()), crate::format::pow2(case.b_fmt.emin()));
+                let (floor_a, floor_b) = (crate::format::pow2(ar.inputs.field_emin(case.a_fmt)), crate::format::pow2(ar.inputs.field_emin(case.b_fmt)));
                 fa = a.iter().map(|&v| field_pow(v, floor_a)).collect();
                 fb = b.iter().map(|lanes| lanes.map(|v| field_pow(v, floor_b))).collect();
             }
@@ -814,7 +827,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             let mut a = Vec::with_capacity(m * k);
             for (row, special_row) in case.a.chunks(k).zip(a_row_special.iter_mut()) {
                 for &x in row {
-                    let o = Operand::decode(case.a_fmt, x, in_sub);
+                    let o = Operand::input(case.a_fmt, x, &ar.inputs);
                     *special_row |= special(&o);
                     a.push(lane(&o, pa));
                 }
@@ -822,7 +835,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             let mut b = vec![BLanes::default(); chunks * k];
             for (kk, row) in case.b.chunks(n).enumerate() {
                 for (j, &x) in row.iter().enumerate() {
-                    let o = Operand::decode(case.b_fmt, x, in_sub);
+                    let o = Operand::input(case.b_fmt, x, &ar.inputs);
                     b_col_special[j] |= special(&o);
                     b[(j / LANES) * k + kk].set(j % LANES, lane(&o, pb));
                 }

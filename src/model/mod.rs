@@ -231,6 +231,20 @@ pub struct Inputs {
     /// Subnormal C elements.
     #[serde(default)]
     pub c_subnormals: Subnormals,
+    /// The format whose exponent range A's and B's exponent fields are read in (field-sum
+    /// alignment), as if each operand were first widened to it exactly: a subnormal of its own
+    /// format that this format holds as a normal number has its true exponent as field. None:
+    /// each operand's own format (H100 mma.sync mixed FP8 reads e4m3 subnormals as f16 would).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field_format: Option<Format>,
+}
+
+impl Inputs {
+    /// The smallest exponent field an operand of `f` can have: its own emin, or lower where
+    /// `field_format` reaches further.
+    pub fn field_emin(&self, f: Format) -> i32 {
+        self.field_format.map_or(f.emin(), |w| w.emin().min(f.emin()))
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
