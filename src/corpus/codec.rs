@@ -80,7 +80,7 @@ pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
     let quantum = window.and_then(|w| {
         let e = terms().filter(|t| t.is_finite() && *t != 0.0).map(exponent).max()?;
         // Quanta below f64's normal range would make the scaling inexact: no cut then.
-        (e - w >= -1022 && e - w <= 1023).then(|| f64::from_bits(((e - w + 1023) as u64) << 52))
+        (-1022..=1023).contains(&(e - w)).then(|| crate::format::pow2(e - w))
     });
     let mut acc = 0.0;
     for (no, t) in terms().enumerate() {
@@ -92,7 +92,7 @@ pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
     }
     match sum {
         Some(p) if acc.is_finite() && acc != 0.0 => {
-            let q = f64::from_bits(((exponent(acc) - p + 1 + 1023).max(1) as u64) << 52);
+            let q = crate::format::pow2((exponent(acc) - p + 1).max(-1022));
             (acc / q).trunc() * q
         }
         _ => acc,
