@@ -102,8 +102,11 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
         CorpusCommand::Compact { corpus } => {
             for f in corpus_files(&corpus)? {
                 let before = std::fs::metadata(&f)?.len();
-                let (cases, bad) = read_corpus(&f)?;
+                let (mut cases, bad) = read_corpus(&f)?;
                 anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {}); not rewriting it", f.display(), bad[0]);
+                if let Some(p) = mmafuzz::exec::path_by_id(&corpus_path_id(&f)) {
+                    mmafuzz::corpus::first_gen::attach_states(&mut cases, p);
+                }
                 let lines = lines_of(&f, &cases, &(0..cases.len()).collect::<Vec<_>>());
                 // Write beside the file, read it back, and only then replace the original.
                 let scratch = corpus.join(".compact");

@@ -3,7 +3,9 @@
 //! A tile the recorder generated with [`gen::case_at`] is stored by reference: `"seed":
 //! [seed, index]` (with the recipe, for readers) and `"inputs"`, a 64-bit FNV-1a hash of its A, B
 //! and C bit patterns, so a generator that has changed since the recording is an error, never a
-//! silently different tile. Any other tile (promoted findings, deciding tiles, hand-made cases)
+//! silently different tile. Tiles of the first recordings, whose generator drew one stream per
+//! recording, are stored the same way with the stream's state before them (`"gen_state"`, see
+//! [`first_gen`](super::first_gen)). Any other tile (promoted findings, deciding tiles, hand-made cases)
 //! keeps its `"a"`, `"b"`, `"c"` hex arrays.
 //!
 //! The GPU's D is stored either as `"d"` (hex bit patterns, readable) or as `"d_steps"`: for
@@ -170,9 +172,15 @@ pub fn best_steps(c: &MmaCase, d: &[u64]) -> (Option<Window>, Vec<i64>) {
     windows().map(|w| (Some(w), d_to_steps(c, d, Some(w)))).fold((None, plain), |best, next| if cost(&next.1) < cost(&best.1) { next } else { best })
 }
 
-/// Whether the case is exactly what [`gen::case_at`] makes for its recorded seed.
+/// Whether the case is exactly what [`gen::case_at`] makes for its recorded seed, or what the
+/// first recordings' stream makes from its `"gen_state"` ([`first_gen`](super::first_gen)).
 fn regenerable(c: &MmaCase, p: &PathSpec) -> Option<(u64, u64)> {
     let seed = c.extra.get("seed")?.as_array()?;
+    if let Some(state) = c.extra.get("gen_state") {
+        let again = super::first_gen::case_from_state(state.as_str()?, p.a_fmt, p.c_fmt, (p.m, p.n, p.k))?;
+        let same = (p.a_fmt, p.a_fmt, p.c_fmt, p.m, p.n, p.k) == (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k) && (again.a == c.a && again.b == c.b && again.c == c.c);
+        return same.then_some((seed.first()?.as_u64()?, seed.get(1)?.as_u64()?));
+    }
     let (s, i) = (seed.first()?.as_u64()?, seed.get(1)?.as_u64()?);
     if seed.len() != 2 || (p.a_fmt, p.c_fmt, p.m, p.n, p.k) != (c.a_fmt, c.c_fmt, c.m, c.n, c.k) {
         return None;
@@ -222,7 +230,13 @@ pub fn decode_line(line: &str, path: Option<&PathSpec>) -> Result<(MmaCase, Vec<
         let (s, i) = seed
             .and_then(|s| Some((s[0].as_u64()?, s[1].as_u64()?)))
             .ok_or_else(|| err("seed", "a tile without \"a\" needs \"seed\": [seed, index]"))?;
-        let mut case = crate::gen::case_at(p, s, i);
+        let mut case = match obj.get("gen_state") {
+            None => crate::gen::case_at(p, s, i),
+            Some(state) => state
+                .as_str()
+                .and_then(|state| super::first_gen::case_from_state(state, p.a_fmt, p.c_fmt, (p.m, p.n, p.k)))
+                .ok_or_else(|| err("gen_state", format!("{state} is no generator state (64 hex digits, not all zero)")))?,
+        };
         let want = obj.get("inputs").and_then(|h| h.as_str()).ok_or_else(|| err("inputs", "missing (the hash of the regenerated inputs)"))?;
         let got = inputs_hash(&case);
         if got != want {
@@ -399,5 +413,37 @@ mod tests {
         assert!(decode_line(&unseeded, Some(p)).unwrap_err().to_string().contains("seed"));
         let bad_window = line.replace("\"d_steps\"", "\"d_ref\":[0,null],\"d_steps\"");
         assert!(decode_line(&bad_window, Some(p)).unwrap_err().to_string().contains("no window"));
+    }
+
+    /// A first-recording tile (explicit, with its seed) is found in its stream, stored by its
+    /// generator state, and read back exactly; a tampered state is an error.
+    #[test]
+    fn first_recording_tiles_are_stored_by_stream_state() {
+        let p = path("wgmma.m64n8k16.f32.f16.f16");
+        let stream = super::super::first_gen::stream(2026, p.a_fmt, p.c_fmt, (p.m, p.n, p.k), 6);
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut cases: Vec<(MmaCase, Vec<u64>)> = stream
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| {
+                let mut c = c.clone();
+                c.extra.insert("seed".into(), json!([2026, i]));
+                (c, (0..p.m * p.n).map(|_| rng.gen::<u32>() as u64).collect())
+            })
+            .collect();
+        cases[3].0.a[0] ^= 1; // no longer what the stream made: stays explicit
+        assert_eq!(super::super::first_gen::attach_states(&mut cases, p), 5);
+        for (i, (c, d)) in cases.iter().enumerate() {
+            let line = encode_line(c, d, Some(p), true);
+            assert_eq!(line.contains("\"a\":["), i == 3, "{line:.200}");
+            let (back, d_back) = decode_line(&line, Some(p)).unwrap();
+            assert_eq!((&back.a, &back.b, &back.c, &d_back), (&c.a, &c.b, &c.c, d));
+            if i != 3 {
+                let state = c.extra["gen_state"].as_str().unwrap();
+                let other = stream[(i + 1) % 6].0.clone();
+                assert!(decode_line(&line.replace(state, &other), Some(p)).unwrap_err().to_string().contains("generator has changed"));
+                assert!(decode_line(&line.replace(state, "xyz"), Some(p)).unwrap_err().to_string().contains("no generator state"));
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! format itself is [`codec`].
 
 pub mod codec;
+pub mod first_gen;
 
 use crate::case::MmaCase;
 use crate::format::Class;
