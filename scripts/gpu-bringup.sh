@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: brings up new instruction paths in one call. gpu-check (layouts,
-# determinism), then for each PATH, JOBS at a time: TILES fresh tiles recorded (seed SEED),
+# determinism) of each PATH, then for each PATH, JOBS at a time: TILES fresh tiles recorded (seed SEED),
 # `discover` from the whole knob space (at most SECS seconds), and a validation hunt of
 # HUNT seconds on tiles of another seed under the discovered model. Everything comes back in
 # $OUT/bringup.tgz: record/<path>.jsonl.gz (for gpu-corpus-collect.sh), discover/<path>.toml,
 # discover/<path>.jsonl.gz (deciding tiles), findings, and one log per path.
 #   here:   bash scripts/gpu-prepare.sh
-#   there:  [JOBS=3] [BUDGET=540] bash scripts/gpu-bringup.sh TILES SECS HUNT SEED PATH...
+#   there:  [JOBS=3] [BUDGET=540] [CHECK=0] bash scripts/gpu-bringup.sh TILES SECS HUNT SEED PATH...
 #   here:   bash scripts/gpu-corpus-collect.sh DIR/bringup.tgz; compare DIR/.../discover/*.toml
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
@@ -20,14 +20,13 @@ shift 4
 out=${OUT:-/tmp/mmafuzz-out}
 work=$(mktemp -d)/bringup
 mkdir -p "$out" "$work/record" "$work/discover" "$work/findings" "$work/logs"
-{ nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader; "$bin" gpu-check; } 2>&1 | tee "$work/logs/gpu-check.txt"
+# CHECK=0 skips gpu-check (paths already layout-checked in an earlier call).
+{ nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader; [ "${CHECK:-1}" = 0 ] || for p in "$@"; do timeout 120 "$bin" gpu-check --path "$p" | tail -n 1; done; } 2>&1 | tee "$work/logs/gpu-check.txt"
 one() {
   p=$1
   {
     start=$(date +%s)
-    "$bin" gen --path "$p" --count "$tiles" --seed "$seed" --out "$work/$p.jsonl" &&
-      "$bin" record --path "$p" --in "$work/$p.jsonl" --corpus "$work/record"
-    rm -f "$work/$p.jsonl"
+    "$bin" record --path "$p" --count "$tiles" --seed "$seed" --corpus "$work/record"
     echo "== record $(( $(date +%s) - start )) s"
     timeout $((secs + 60)) "$bin" discover --path "$p" --seconds "$secs" --write "$work/discover/$p.toml" --corpus "$work/discover"
     echo "== discover rc $? at $(( $(date +%s) - start )) s"
@@ -42,7 +41,10 @@ one() {
 }
 export -f one
 export bin tiles secs hunt seed work
-# The whole bring-up ends by BUDGET seconds (default 540: a device call's limit is 600), so the
+# The whole bring-up (gpu-check included) ends by BUDGET seconds from its start (default 540: a
+# device call's limit is 600), so the
 # archive below always comes back with whatever finished.
-printf '%s\n' "$@" | timeout "${BUDGET:-540}" xargs -P "${JOBS:-3}" -I{} bash -c 'one {}'
+left=$(( ${BUDGET:-540} - SECONDS ))
+[ "$left" -gt 0 ] || left=1
+printf '%s\n' "$@" | timeout "$left" xargs -P "${JOBS:-3}" -I{} bash -c 'one {}'
 tar czf "$out/bringup.tgz" -C "$(dirname "$work")" bringup

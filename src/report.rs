@@ -116,6 +116,8 @@ pub fn rows(corpus: &std::path::Path) -> Vec<Row> {
                 "discovered"
             } else if src.starts_with("# Fitted") {
                 "fitted"
+            } else if src.starts_with("# Checked") {
+                "sibling's, checked"
             } else if !src.starts_with("# Inferred") {
                 "H100 hypothesis"
             } else if src.lines().next().is_some_and(|l| l.contains("nearest")) {

@@ -139,7 +139,8 @@ fn gpu_commands_without_a_gpu_fail_with_one_clear_line() {
     if unsafe { cudarc::driver::sys::is_culib_present() } {
         return; // a machine with a driver: this test is for the others
     }
-    for args in [vec!["devices"], vec!["gpu-check"], vec!["run", "--path", "mma.m16n8k16.f32.f16.f16.f32"]] {
+    let record = vec!["record", "--path", "wgmma.m64n256k16.f32.f16.f16", "--count", "2", "--seed", "3", "--corpus", "target/no-gpu-corpus"];
+    for args in [vec!["devices"], vec!["gpu-check"], vec!["run", "--path", "mma.m16n8k16.f32.f16.f16.f32"], record] {
         let out = mmafuzz(&args, GOOD);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let e = String::from_utf8_lossy(&out.stderr);
@@ -148,6 +149,10 @@ fn gpu_commands_without_a_gpu_fail_with_one_clear_line() {
     }
     let out = mmafuzz(&["run", "--path", "mma.m1n1k1.f32"], "");
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown path"));
+    // Generated tiles or a case file, not both.
+    let out = mmafuzz(&["record", "--path", "wgmma.m64n16k16.f32.f16.f16", "--count", "2", "--in", "cases.jsonl"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
 
 #[test]

@@ -27,10 +27,11 @@ pub struct DiscoverArgs {
     seconds: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Candidate tiles generated per round.
+    /// Candidate tiles generated per round (for tiles of up to 512 elements; wider tiles get
+    /// proportionally fewer, at least 64).
     #[arg(long, default_value_t = 4096)]
     pool: usize,
-    /// Tiles run per round (the most disputed of the pool).
+    /// Tiles run per round (the most disputed of the pool; scaled as --pool, at least 8).
     #[arg(long, default_value_t = 512)]
     batch: usize,
     /// Write the discovered model here (e.g. models/sm90/PATH.toml).
@@ -40,6 +41,9 @@ pub struct DiscoverArgs {
     #[arg(long)]
     corpus: Option<PathBuf>,
 }
+
+/// Elements per tile that --pool and --batch are counted for.
+const WIDE: usize = 512;
 
 pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     let p = super::gpu::path(&args.path)?;
@@ -52,7 +56,15 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let base = Model::load(&format!("sm90:{}", p.id)).or_else(|_| Model::load("h100"))?;
-    let cfg = DiscoverConfig { seed: args.seed, pool: args.pool, batch: args.batch, sample: 24, max_tiles: args.max_tiles, max_time: Duration::from_secs(args.seconds) };
+    // The pool and the batch are sized for tiles of up to 512 elements (m16n8, m64n8); wider
+    // tiles (wgmma N = 16 to 256) get proportionally fewer, so a round costs the same.
+    let per_tile = p.m * p.n;
+    let scale = |tiles: usize, least: usize| if per_tile <= WIDE { tiles } else { (tiles * WIDE / per_tile).max(least) };
+    let (pool, batch) = (scale(args.pool, 64), scale(args.batch, 8));
+    if (pool, batch) != (args.pool, args.batch) {
+        eprintln!("{} has {per_tile} elements per tile: pool {pool}, batch {batch} tiles per round", p.id);
+    }
+    let cfg = DiscoverConfig { seed: args.seed, pool, batch, sample: 24, max_tiles: args.max_tiles, max_time: Duration::from_secs(args.seconds) };
     eprintln!("discovering {} against {}", p.id, oracle.describe());
     let d = run(p, &oracle, base.arithmetic(p.a_fmt), &cfg, |r| {
         eprintln!("round {:>3} ({}): {} tiles run, {} models alive", r.round, r.stage, r.tiles_run, r.alive);

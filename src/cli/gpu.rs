@@ -6,6 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mmafuzz::exec::gpu::device_count;
 use mmafuzz::exec::{layout, path_by_id, Gpu, PathSpec, PATHS};
 use mmafuzz::{gen, MmaCase};
+use rayon::prelude::*;
 use serde_json::json;
 use std::io::BufRead;
 use std::path::Path;
@@ -116,15 +117,19 @@ pub fn run(path_id: &str, device: usize, input: &Path, output: &Path) -> anyhow:
 }
 
 /// Run cases on the GPU and append them, with outputs and provenance, to the path's corpus file.
-pub fn record(path_id: &str, device: usize, input: &Path, corpus: &Path) -> anyhow::Result<ExitCode> {
+/// `generated` = (seed, count): the path's generated tiles instead of `input`'s cases.
+pub fn record(path_id: &str, device: usize, input: &Path, generated: Option<(u64, u64)>, corpus: &Path) -> anyhow::Result<ExitCode> {
     let p = path(path_id)?;
-    let cases = read_cases(input)?;
+    let cases = match generated {
+        Some((seed, count)) => (0..count).into_par_iter().map(|i| gen::case_at(p, seed, i)).collect(),
+        None => read_cases(input)?,
+    };
     let gpu = Gpu::open(device)?;
     let (results, nondet) = run_batches(&gpu, p, &cases)?;
     anyhow::ensure!(nondet == 0, "{nondet} tiles differed between two runs: not recording a nondeterministic path");
     let provenance = provenance(&gpu, p);
     let lines: Vec<String> = cases
-        .iter()
+        .par_iter()
         .zip(&results)
         .map(|(c, d)| {
             let mut c = c.clone();

@@ -171,13 +171,22 @@ enum Command {
     },
     /// Run cases on the GPU and append them with outputs and provenance (GPU, compute
     /// capability, driver, path, date, tool version) to CORPUS/<path>.jsonl.gz.
+    ///
+    /// The cases come from --in (JSONL), or with --count from the path's own generator (tile i
+    /// of --seed, as `gen` makes them, without the JSON in between: wide wgmma tiles are large).
     Record {
         #[arg(long)]
         path: String,
         #[arg(long, default_value_t = 0)]
         device: usize,
-        #[arg(long = "in", default_value = "-")]
+        #[arg(long = "in", default_value = "-", conflicts_with = "count")]
         input: PathBuf,
+        /// Record this many generated tiles instead of reading --in.
+        #[arg(long)]
+        count: Option<u64>,
+        /// The generator seed for --count.
+        #[arg(long, default_value_t = 1, requires = "count")]
+        seed: u64,
         #[arg(long, default_value = "corpus")]
         corpus: PathBuf,
     },
@@ -228,7 +237,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Replay { corpus, models } => replay(&corpus, &models),
         Command::GpuCheck { path, device, tiles } => gpu::check(path.as_deref(), device, tiles),
         Command::Run { path, device, input, output } => gpu::run(&path, device, &input, &output),
-        Command::Record { path, device, input, corpus } => gpu::record(&path, device, &input, &corpus),
+        Command::Record { path, device, input, count, seed, corpus } => gpu::record(&path, device, &input, count.map(|n| (seed, n)), &corpus),
         Command::Gen { path, count, seed, output } => gpu::generate(&path, count, seed, &output),
     }
 }

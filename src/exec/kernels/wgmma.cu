@@ -127,25 +127,63 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_m64n8k8_f32_tf32_tf32(co
 }
 
 // fp8, k = 32: A element i -> (16w + g + 8*((i>>2)&1), 4t + (i&3) + 16*(i>=8)).
-#define WGMMA_FP8(NAME, TYPE)                                                                   \
-extern "C" __global__ void __launch_bounds__(128) NAME(const uint8_t* A, const uint8_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
-    __shared__ __align__(128) uint8_t sb[32 * 8];                                               \
-    WG_INDEX                                                                                    \
-    stage_b(sb, B + tile * 32 * 8, 32);                                                         \
+#define LOAD_A8                                                                                 \
     const uint8_t* a = A + tile * 64 * 32;                                                      \
     uint32_t ra[4] = {0, 0, 0, 0};                                                              \
     for (int i = 0; i < 16; i++) {                                                              \
         int row = 16 * w + g + 8 * ((i >> 2) & 1), col = 4 * t + (i & 3) + 16 * (i >= 8);      \
         ra[i >> 2] |= (uint32_t)a[row * 32 + col] << (8 * (i & 3));                            \
-    }                                                                                           \
+    }
+
+// FP8 A and B (the same format or mixed), f32 accumulator.
+#define WGMMA_FP8(NAME, TA, TB)                                                                 \
+extern "C" __global__ void __launch_bounds__(128) NAME(const uint8_t* A, const uint8_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
+    __shared__ __align__(128) uint8_t sb[32 * 8];                                               \
+    WG_INDEX                                                                                    \
+    stage_b(sb, B + tile * 32 * 8, 32);                                                         \
+    LOAD_A8                                                                                     \
     LOAD_C32                                                                                    \
     uint64_t desc = b_descriptor(sb);                                                           \
     WG_BEGIN                                                                                    \
-    asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.f32." TYPE "." TYPE " {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, 1, 1, 1;" \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.f32." TA "." TB " {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, 1, 1, 1;" \
                  : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])                         \
                  : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "l"(desc) : "memory");         \
     WG_END                                                                                      \
     STORE_D32                                                                                   \
 }
-WGMMA_FP8(wgmma_m64n8k32_f32_e4m3_e4m3, "e4m3")
-WGMMA_FP8(wgmma_m64n8k32_f32_e5m2_e5m2, "e5m2")
+WGMMA_FP8(wgmma_m64n8k32_f32_e4m3_e4m3, "e4m3", "e4m3")
+WGMMA_FP8(wgmma_m64n8k32_f32_e5m2_e5m2, "e5m2", "e5m2")
+WGMMA_FP8(wgmma_m64n8k32_f32_e4m3_e5m2, "e4m3", "e5m2")
+WGMMA_FP8(wgmma_m64n8k32_f32_e5m2_e4m3, "e5m2", "e4m3")
+
+// FP8 A and B, f16 accumulator (two f16x2 registers, as the f16 kernel above).
+#define WGMMA_FP8_F16(NAME, T)                                                                  \
+extern "C" __global__ void __launch_bounds__(128) NAME(const uint8_t* A, const uint8_t* B, const uint16_t* C, uint16_t* D, long ntiles) { \
+    __shared__ __align__(128) uint8_t sb[32 * 8];                                               \
+    WG_INDEX                                                                                    \
+    stage_b(sb, B + tile * 32 * 8, 32);                                                         \
+    LOAD_A8                                                                                     \
+    const uint16_t* c = C + tile * 64 * 8;                                                      \
+    uint32_t acc[2];                                                                            \
+    for (int r = 0; r < 2; r++) {                                                               \
+        int row = 16 * w + g + 8 * r;                                                           \
+        acc[r] = pack16(c[row * 8 + 2 * t], c[row * 8 + 2 * t + 1]);                            \
+    }                                                                                           \
+    uint64_t desc = b_descriptor(sb);                                                           \
+    WG_BEGIN                                                                                    \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.f16." T "." T " {%0,%1}, {%2,%3,%4,%5}, %6, 1, 1, 1;" \
+                 : "+r"(acc[0]), "+r"(acc[1])                                                   \
+                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "l"(desc) : "memory");         \
+    WG_END                                                                                      \
+    uint16_t* d = D + tile * 64 * 8;                                                            \
+    for (int r = 0; r < 2; r++) {                                                               \
+        int row = 16 * w + g + 8 * r;                                                           \
+        d[row * 8 + 2 * t] = (uint16_t)(acc[r] & 0xffff);                                       \
+        d[row * 8 + 2 * t + 1] = (uint16_t)(acc[r] >> 16);                                      \
+    }                                                                                           \
+}
+WGMMA_FP8_F16(wgmma_m64n8k32_f16_e4m3_e4m3, "e4m3")
+WGMMA_FP8_F16(wgmma_m64n8k32_f16_e5m2_e5m2, "e5m2")
+
+// Wider N (16 to 256): generated by scripts/gen-wgmma-wide.py.
+#include "wgmma_wide.cuh"
