@@ -82,7 +82,12 @@ pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
     let Window { terms: window, sum, field } = window;
     let operands = |kk: usize| (c.a_fmt.to_f64(c.a_at(i, kk)), c.b_fmt.to_f64(c.b_at(kk, j)));
     let cv = c.c_fmt.to_f64(c.c_at(i, j));
-    let terms = || std::iter::once(cv).chain((0..c.k).map(move |kk| operands(kk).0 * operands(kk).1));
+    let terms = || {
+        std::iter::once(cv).chain((0..c.k).map(move |kk| {
+            let (a, b) = operands(kk);
+            a * b
+        }))
+    };
     let live = |t: f64| t.is_finite() && t != 0.0;
     let quantum = window.and_then(|w| {
         let e = if field {
@@ -180,7 +185,12 @@ pub fn steps_to_d(c: &MmaCase, steps: &[i64], window: Option<Window>) -> Vec<u64
 
 /// About how many bits the steps take written out: what the encoder minimises.
 fn cost(steps: &[i64]) -> u64 {
-    steps.iter().map(|s| 64 - s.unsigned_abs().leading_zeros() as u64).sum()
+    steps.iter().map(|&s| step_bits(s)).sum()
+}
+
+/// The bits one step takes written out.
+fn step_bits(s: i64) -> u64 {
+    64 - s.unsigned_abs().leading_zeros() as u64
 }
 
 /// The most elements the encoder tries every window on; a wider tile (wgmma N = 16 to 256)
@@ -213,7 +223,7 @@ pub fn best_steps(c: &MmaCase, d: &[u64]) -> (Option<Window>, Vec<i64>) {
         return best;
     }
     let picks: Vec<usize> = (0..SAMPLE).map(|s| s * all / SAMPLE).collect();
-    let sample_cost = |w: Window| -> u64 { picks.iter().map(|&e| cost(&[step_from(d[e], reference(c, e / c.n, e % c.n, w), c.c_fmt, true)])).sum() };
+    let sample_cost = |w: Window| -> u64 { picks.iter().map(|&e| step_bits(step_from(d[e], reference(c, e / c.n, e % c.n, w), c.c_fmt, true))).sum() };
     let mut ranked: Vec<(u64, usize, Window)> = windows().enumerate().map(|(i, w)| (sample_cost(w), i, w)).collect();
     ranked.sort_unstable_by_key(|&(k, i, _)| (k, i));
     ranked.into_iter().take(FINALISTS).map(|(_, _, w)| (Some(w), d_to_steps(c, d, Some(w)))).fold((None, plain), |best, next| if cost(&next.1) < cost(&best.1) { next } else { best })
