@@ -197,6 +197,7 @@ pub fn case_at(p: &crate::exec::PathSpec, seed: u64, index: u64) -> MmaCase {
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31));
     let mut c = case_ab(&mut rng, p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
+    p.conform(&mut c);
     c.extra.insert("seed".into(), json!([seed, index]));
     c
 }

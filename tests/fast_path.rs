@@ -45,3 +45,31 @@ fn lane_kernel_equals_general_path() {
     }
     assert!(compared > 1_000_000, "{compared}");
 }
+
+/// `Emulator::agrees` stops at the first differing element; it must still say exactly what
+/// comparing `run`'s whole tile says, through the lane kernels, the float kernel and the
+/// general code, and ignore the elements it is told not to care about.
+#[test]
+fn agrees_is_run_compared_element_by_element() {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+    let mut checked = 0usize;
+    for name in ["h100", "exact-rne", "fma-chain-rne", "sm90:mma.m16n8k16.f16.f16.f16.f16", "sm90:wgmma.m64n8k16.f32.f16.f16", "sm90:mma.m8n8k4.f64.f64.f64.f64"] {
+        let model = Model::load(name).unwrap();
+        for emulator in [Emulator::new(model.clone()), Emulator::general_only(model)] {
+            for shape in SHAPES {
+                for _ in 0..20 {
+                    let case = gen::case(&mut rng, shape.a_fmt, shape.c_fmt, shape.m, shape.n, shape.k);
+                    let d = emulator.run(&case).unwrap();
+                    assert!(emulator.agrees(&case, &d, |_| true).unwrap(), "{name}: a tile agrees with its own D");
+                    let at = rng.gen_range(0..d.len());
+                    let mut wrong = d.clone();
+                    wrong[at] ^= 1;
+                    assert!(!emulator.agrees(&case, &wrong, |_| true).unwrap(), "{name}: element {at} differs");
+                    assert!(emulator.agrees(&case, &wrong, |i| i != at).unwrap(), "{name}: element {at} is not cared about");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} tiles");
+}

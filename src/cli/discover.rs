@@ -27,8 +27,8 @@ pub struct DiscoverArgs {
     seconds: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Candidate tiles generated per round (for tiles of up to 512 elements; wider tiles get
-    /// proportionally fewer, at least 64).
+    /// Candidate tiles generated per round (for tiles of up to 512 elements of depth 16; wider
+    /// or deeper tiles get proportionally fewer, at least 64).
     #[arg(long, default_value_t = 4096)]
     pool: usize,
     /// Tiles run per round (the most disputed of the pool; scaled as --pool, at least 8).
@@ -42,8 +42,8 @@ pub struct DiscoverArgs {
     corpus: Option<PathBuf>,
 }
 
-/// Elements per tile that --pool and --batch are counted for.
-const WIDE: usize = 512;
+/// Products per tile (elements times K) that --pool and --batch are counted for.
+const WIDE: usize = 512 * 16;
 
 pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     let p = super::gpu::path(&args.path)?;
@@ -56,13 +56,14 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let base = Model::load(&format!("sm90:{}", p.id)).or_else(|_| Model::load("h100"))?;
-    // The pool and the batch are sized for tiles of up to 512 elements (m16n8, m64n8); wider
-    // tiles (wgmma N = 16 to 256) get proportionally fewer, so a round costs the same.
-    let per_tile = p.m * p.n;
+    // The pool and the batch are sized for tiles of up to 512 elements of depth 16 (m16n8k16,
+    // m64n8k16); wider tiles (wgmma N = 16 to 256) and deeper ones (FP8 K = 32, chains of four
+    // instructions) get proportionally fewer, so a round costs about the same.
+    let per_tile = p.m * p.n * p.k;
     let scale = |tiles: usize, least: usize| if per_tile <= WIDE { tiles } else { (tiles * WIDE / per_tile).max(least) };
     let (pool, batch) = (scale(args.pool, 64), scale(args.batch, 8));
     if (pool, batch) != (args.pool, args.batch) {
-        eprintln!("{} has {per_tile} elements per tile: pool {pool}, batch {batch} tiles per round", p.id);
+        eprintln!("{} has {per_tile} products per tile: pool {pool}, batch {batch} tiles per round", p.id);
     }
     let cfg = DiscoverConfig { seed: args.seed, pool, batch, sample: 24, max_tiles: args.max_tiles, max_time: Duration::from_secs(args.seconds) };
     eprintln!("discovering {} against {}", p.id, oracle.describe());
@@ -82,6 +83,9 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         println!("survivors: {} (core knobs alone: {})", d.survivors.len(), d.core_survivors.len());
     } else {
         println!("core knobs: {} survivors; the special knobs were not reached within the budget", d.core_survivors.len());
+    }
+    if d.unchecked > 0 {
+        println!("{} of the survivors were not yet checked against the last tiles when the budget ran out (give more --seconds); the written model is a checked one", d.unchecked);
     }
     for (knob, values) in d.agreed() {
         let mark = if values.len() == 1 { "agreed" } else { "" };

@@ -19,6 +19,7 @@ pub fn integer_cases(path: &PathSpec, count: usize, seed: u64) -> Vec<MmaCase> {
             c.a.iter_mut().for_each(|x| *x = int(&mut rng, path.a_fmt, -3, 3));
             c.b.iter_mut().for_each(|x| *x = int(&mut rng, path.b_fmt, -3, 3));
             c.c.iter_mut().for_each(|x| *x = int(&mut rng, path.c_fmt, -8, 8));
+            path.conform(&mut c);
             c
         })
         .collect()

@@ -91,6 +91,20 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "wgmma.m64n256k8.f32.tf32.tf32", a_fmt: Format::Tf32, b_fmt: Format::Tf32, c_fmt: Format::F32, m: 64, n: 256, k: 8, kernel: "wgmma_m64n256k8_f32_tf32_tf32", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n256k32.f32.e4m3.e4m3", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 256, k: 32, kernel: "wgmma_m64n256k32_f32_e4m3_e4m3", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n256k32.f32.e5m2.e5m2", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 64, n: 256, k: 32, kernel: "wgmma_m64n256k32_f32_e5m2_e5m2", module: Module::Wgmma, min_cc: (9, 0) },
+    // Forms of m64n8 (kernels/wgmma_forms.cuh): the suffix names the form; `chain4` paths run
+    // four instructions over K (k = 4 x the instruction's k) on one accumulator.
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16.smem_a", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16_smem_a", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16.trans_b", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16_trans_b", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.bf16.bf16.trans_b", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_bf16_bf16_trans_b", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16.trans_ab", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16_trans_ab", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.bf16.bf16.trans_ab", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_bf16_bf16_trans_ab", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16.neg_a", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16_neg_a", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16.neg_b", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16_neg_b", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16.scale_d0", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 16, kernel: "wgmma_m64n8k16_f32_f16_f16_scale_d0", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.f16.f16.chain4", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 64, kernel: "wgmma_m64n8k16_f32_f16_f16_chain4", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f32.bf16.bf16.chain4", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 64, kernel: "wgmma_m64n8k16_f32_bf16_bf16_chain4", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k16.f16.f16.f16.chain4", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 64, n: 8, k: 64, kernel: "wgmma_m64n8k16_f16_f16_f16_chain4", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k32.f32.e4m3.e4m3.chain4", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 128, kernel: "wgmma_m64n8k32_f32_e4m3_e4m3_chain4", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "cublas.gemm.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
     PathSpec { id: "cublas.gemm.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
     PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
@@ -106,7 +120,31 @@ impl PathSpec {
     pub fn zeros(&self) -> crate::MmaCase {
         let mut c = crate::MmaCase::zeros(self.a_fmt, self.c_fmt, self.m, self.n, self.k);
         c.b_fmt = self.b_fmt;
+        self.conform(&mut c);
         c
+    }
+
+    /// Whether the instruction does not read C (`scale_d0`: wgmma with scale-d = 0 computes
+    /// D = A·B). Its cases carry C = +0 everywhere ([`PathSpec::c_ignored`]), so the case still
+    /// reads D = A·B + C exactly, signs of zero included.
+    pub fn ignores_c(&self) -> bool {
+        self.id.ends_with(".scale_d0")
+    }
+
+    /// The C that stands for "no C" on a path that ignores it: +0. Not -0, the additive
+    /// identity: with scale-d = 0 a row of -0 products gives +0 on the GPU (H100, H200), as
+    /// an accumulator started from +0 does.
+    pub fn c_ignored(&self) -> u64 {
+        self.c_fmt.zero_bits(false)
+    }
+
+    /// Make a generated or mutated case one this path can run: C = +0 where the instruction
+    /// ignores C; other paths take every case of their shape unchanged.
+    pub fn conform(&self, case: &mut crate::MmaCase) {
+        if self.ignores_c() {
+            let zero = self.c_ignored();
+            case.c.iter_mut().for_each(|x| *x = zero);
+        }
     }
 
     /// Whether a case has this path's shape and formats.
@@ -123,6 +161,10 @@ impl PathSpec {
                 "path {} takes {}x{}x{} tiles of {}/{} with C/D in {}; the case is {}x{}x{} {}/{} with C in {}",
                 self.id, self.m, self.n, self.k, self.a_fmt, self.b_fmt, self.c_fmt, case.m, case.n, case.k, case.a_fmt, case.b_fmt, case.c_fmt
             ));
+        }
+        let zero = self.c_ignored();
+        if self.ignores_c() && case.c.iter().any(|&x| x != zero) {
+            return Err(format!("path {} does not read C (scale-d = 0): its cases carry C = +0 ({}) in every element", self.id, crate::case::hex(zero, self.c_fmt)));
         }
         Ok(())
     }

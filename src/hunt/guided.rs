@@ -80,6 +80,7 @@ impl Population {
             let donor = self.pick(&mut rng, &weights);
             let mut child = self.tiles[parent].clone();
             mutate::mutate(&mut rng, &mut child, &self.tiles[donor]);
+            self.path.conform(&mut child);
             out.push(child);
         }
         out

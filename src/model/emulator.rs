@@ -156,6 +156,34 @@ impl Emulator {
         Ok(d)
     }
 
+    /// Whether D equals `want` (row-major, as `run` returns it) at every element `care` marks,
+    /// stopping at the first element that differs: refuting a model usually costs a few
+    /// elements, not the tile.
+    pub fn agrees(&self, case: &MmaCase, want: &[u64], care: impl Fn(usize) -> bool) -> Result<bool, EmulatorError> {
+        case.validate()?;
+        let ar = self.model.arithmetic(case.a_fmt);
+        let unsigned = ar.specials.zero_sign == ZeroSign::Unsigned;
+        let same = |idx: usize, got: u64| !care(idx) || want.get(idx) == Some(&if unsigned { unsigned_zero(case.c_fmt, got) } else { got });
+        let mut tile = TileRun::new(ar, case)?;
+        if self.general_only || tile.whole_tile_kernel() {
+            let d = if self.general_only { (0..case.m * case.n).map(|idx| tile.element(idx / case.n, idx % case.n)).collect() } else { tile.tile() };
+            return Ok(d.into_iter().enumerate().all(|(idx, got)| same(idx, got)));
+        }
+        for i in 0..case.m {
+            for j0 in (0..case.n).step_by(LANES) {
+                let width = LANES.min(case.n - j0);
+                if !(j0..j0 + width).any(|j| care(i * case.n + j)) {
+                    continue;
+                }
+                let got = tile.one_chunk(i, j0);
+                if !(0..width).all(|l| same(i * case.n + j0 + l, got[l])) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
     /// Compute one element of D (row `i`, column `j`).
     pub fn run_element(&self, case: &MmaCase, i: usize, j: usize) -> Result<u64, EmulatorError> {
         case.validate()?;
@@ -334,6 +362,24 @@ impl<'a> TileRun<'a> {
             }
         }
         Some(d)
+    }
+
+    /// Whether the float kernel computes this tile, which it does whole.
+    fn whole_tile_kernel(&self) -> bool {
+        matches!(&self.lanes, Some(LanePrep { operands: LaneOperands::Float { .. }, .. }))
+    }
+
+    /// Elements `(i, j0..j0+8)` (those past N are unspecified), through the integer lane kernel
+    /// where it applies; not for tiles of the float kernel.
+    fn one_chunk(&mut self, i: usize, j0: usize) -> [u64; LANES] {
+        if self.lanes.is_some() {
+            return self.lane_chunk(i, j0);
+        }
+        let mut out = [0u64; LANES];
+        for (l, o) in out.iter_mut().enumerate().take(LANES.min(self.case.n - j0)) {
+            *o = self.element(i, j0 + l);
+        }
+        out
     }
 
     /// One element through the lane kernel where it applies.

@@ -64,6 +64,18 @@ const EMBEDDED_ARCH: &[(&str, &str)] = &[
     ("sm90:wgmma.m64n8k32.f32.e4m3.e4m3", include_str!("../../models/sm90/wgmma.m64n8k32.f32.e4m3.e4m3.toml")),
     ("sm90:wgmma.m64n8k32.f32.e5m2.e5m2", include_str!("../../models/sm90/wgmma.m64n8k32.f32.e5m2.e5m2.toml")),
     ("sm90:wgmma.m64n8k8.f32.tf32.tf32", include_str!("../../models/sm90/wgmma.m64n8k8.f32.tf32.tf32.toml")),
+    ("sm90:wgmma.m64n8k16.f32.f16.f16.smem_a", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.smem_a.toml")),
+    ("sm90:wgmma.m64n8k16.f32.f16.f16.trans_b", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.trans_b.toml")),
+    ("sm90:wgmma.m64n8k16.f32.bf16.bf16.trans_b", include_str!("../../models/sm90/wgmma.m64n8k16.f32.bf16.bf16.trans_b.toml")),
+    ("sm90:wgmma.m64n8k16.f32.f16.f16.trans_ab", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.trans_ab.toml")),
+    ("sm90:wgmma.m64n8k16.f32.bf16.bf16.trans_ab", include_str!("../../models/sm90/wgmma.m64n8k16.f32.bf16.bf16.trans_ab.toml")),
+    ("sm90:wgmma.m64n8k16.f32.f16.f16.neg_a", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.neg_a.toml")),
+    ("sm90:wgmma.m64n8k16.f32.f16.f16.neg_b", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.neg_b.toml")),
+    ("sm90:wgmma.m64n8k16.f32.f16.f16.scale_d0", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.scale_d0.toml")),
+    ("sm90:wgmma.m64n8k16.f32.f16.f16.chain4", include_str!("../../models/sm90/wgmma.m64n8k16.f32.f16.f16.chain4.toml")),
+    ("sm90:wgmma.m64n8k16.f32.bf16.bf16.chain4", include_str!("../../models/sm90/wgmma.m64n8k16.f32.bf16.bf16.chain4.toml")),
+    ("sm90:wgmma.m64n8k16.f16.f16.f16.chain4", include_str!("../../models/sm90/wgmma.m64n8k16.f16.f16.f16.chain4.toml")),
+    ("sm90:wgmma.m64n8k32.f32.e4m3.e4m3.chain4", include_str!("../../models/sm90/wgmma.m64n8k32.f32.e4m3.e4m3.chain4.toml")),
 ];
 
 /// Names of the embedded models, in library order (the per-path `ARCH:PATH` ones are listed by
