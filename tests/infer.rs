@@ -97,6 +97,26 @@ fn discover_recovers_a_planted_oracle() {
 }
 
 #[test]
+fn rounds_that_refute_nothing_end_the_core_stage() {
+    // On m8n8k4 f16 -> f32 (one product per block: every alignment setting is the same model)
+    // the core survivors disagree only on NaN, infinity and subnormal elements, which the core
+    // stage does not judge: before the rule of three barren rounds, discovery ran its whole
+    // budget there (168 rounds on the H100). It must reach the special knobs within a few.
+    let path = "mma.m8n8k4.f32.f16.f16.f32";
+    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
+        .args(["discover", "--path", path, "--pool", "1024", "--batch", "128", "--seconds", "300", "--oracle", &format!("sm90:{path}")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let core_rounds = text.lines().filter(|l| l.contains("(core knobs)")).count();
+    assert!(core_rounds <= 3 + 2, "{core_rounds} core rounds: {text}");
+    assert!(text.lines().any(|l| l.contains("(special knobs)")), "{text}");
+    assert_eq!(agreed(&text, "blocks.width").as_deref(), Some("1"), "{text}");
+    assert_eq!(agreed(&text, "blocks.c").as_deref(), Some("\"after\""), "{text}");
+}
+
+#[test]
 fn interleaved_blocks_with_c_added_last_are_recovered() {
     // The structure of H100 mma.sync fp8 (tensor-core steps on interleaved parts of K, from
     // zero, then C by one rounded addition), planted on the f16 path's shape.

@@ -57,6 +57,8 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "mma.m16n8k32.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e4m3_e4m3_f32", module: Module::MmaSync, min_cc: (8, 9) },
     PathSpec { id: "mma.m16n8k32.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_f32_e5m2_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
     PathSpec { id: "mma.m8n8k4.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 8, n: 8, k: 4, kernel: "mma_m8n8k4_f64_f64_f64_f64", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m8n8k4.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 8, n: 8, k: 4, kernel: "mma_m8n8k4_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (7, 0) },
+    PathSpec { id: "mma.m8n8k4.f16.f16.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 8, n: 8, k: 4, kernel: "mma_m8n8k4_f16_f16_f16_f16", module: Module::MmaSync, min_cc: (7, 0) },
     PathSpec { id: "mma.m16n8k8.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (7, 5) },
     PathSpec { id: "mma.m16n8k8.f16.f16.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f16_f16_f16_f16", module: Module::MmaSync, min_cc: (7, 5) },
     PathSpec { id: "mma.m16n8k8.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 8, kernel: "mma_m16n8k8_f32_bf16_bf16_f32", module: Module::MmaSync, min_cc: (8, 0) },

@@ -120,6 +120,10 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
     let mut recorded: Vec<(MmaCase, Vec<u64>)> = Vec::new();
     let mut plain: Vec<Vec<bool>> = Vec::new();
     let (mut rounds, mut next_index, mut quiet_rounds, mut converged) = (Vec::new(), 0u64, 0, false);
+    // Rounds in a row whose tiles refuted no model: the sampled models disputed elements that
+    // the core stage does not judge (NaN, infinities, subnormal results), so more of the same
+    // cannot split the core survivors. The special stage can.
+    let mut barren = 0;
     let mut ending = "budget spent";
     // Models kept without being checked against the last tiles, because time ran out.
     let mut unchecked = 0;
@@ -141,12 +145,16 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         let mut order: Vec<usize> = (0..pool.len()).filter(|&i| scores[i] > 0).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
         order.truncate(cfg.batch.min(cfg.max_tiles - recorded.len()));
-        if order.is_empty() {
-            quiet_rounds += 1;
-            if quiet_rounds < 2 {
-                continue;
+        if order.is_empty() || barren >= BARREN_ROUNDS {
+            if barren < BARREN_ROUNDS {
+                quiet_rounds += 1;
+                if quiet_rounds < 2 {
+                    continue;
+                }
             }
+            let stalled = barren >= BARREN_ROUNDS;
             quiet_rounds = 0;
+            barren = 0;
             if full_alive.is_none() {
                 // The core survivors look alike on these inputs: cross them with the special knobs.
                 let pairs: Vec<(Point, Point)> = core_alive.iter().flat_map(|c| space::points(&special_axes, path.k).into_iter().map(move |s| (c.clone(), s))).collect();
@@ -165,7 +173,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
                 continue;
             }
             converged = true;
-            ending = "no generated tile splits the survivors any more";
+            ending = if stalled { "the last rounds refuted no model" } else { "no generated tile splits the survivors any more" };
             break;
         }
         quiet_rounds = 0;
@@ -176,6 +184,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
             .iter()
             .map(|(t, d)| (0..t.m).flat_map(|i| (0..t.n).map(move |j| (i, j))).map(|(i, j)| plain_element(t, i, j, d[i * t.n + j])).collect())
             .collect();
+        let before = full_alive.as_ref().map_or(core_alive.len(), Vec::len);
         // Checked models come first in the survivors, so the best one is always checked.
         unchecked = match &mut full_alive {
             None => {
@@ -192,6 +201,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         recorded.extend(new);
         plain.extend(new_plain);
         let alive = full_alive.as_ref().map_or(core_alive.len(), Vec::len);
+        barren = if alive == before { barren + 1 } else { 0 };
         let r = Round { round: rounds.len() + 1, stage, tiles_run: recorded.len(), alive };
         progress(&r);
         rounds.push(r);
@@ -213,6 +223,9 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         .or_else(|| core_alive[..core_alive.len() - core_unchecked].first().and_then(|c| at(c, None)));
     Ok(Discovery { rounds, decided_by: recorded, core_axes, special_axes, survivors, core_survivors: core_alive, best, seconds: start.elapsed().as_secs_f64(), converged, ending, unchecked })
 }
+
+/// Rounds in a row that refute nothing before discovery moves on (see `barren`).
+const BARREN_ROUNDS: usize = 3;
 
 /// Up to `n` of `items`, drawn at random (reproducibly, from `seed`), in their order. Not an
 /// even spread: survivors are the product of the open knobs, in order, and a fixed stride can

@@ -43,6 +43,8 @@ const EMBEDDED_ARCH: &[(&str, &str)] = &[
     ("sm90:wgmma.m64n8k32.f16.e4m3.e4m3", include_str!("../../models/sm90/wgmma.m64n8k32.f16.e4m3.e4m3.toml")),
     ("sm90:wgmma.m64n8k32.f16.e5m2.e5m2", include_str!("../../models/sm90/wgmma.m64n8k32.f16.e5m2.e5m2.toml")),
     ("sm90:mma.m8n8k4.f64.f64.f64.f64", include_str!("../../models/sm90/mma.m8n8k4.f64.f64.f64.f64.toml")),
+    ("sm90:mma.m8n8k4.f32.f16.f16.f32", include_str!("../../models/sm90/mma.m8n8k4.f32.f16.f16.f32.toml")),
+    ("sm90:mma.m8n8k4.f16.f16.f16.f16", include_str!("../../models/sm90/mma.m8n8k4.f16.f16.f16.f16.toml")),
     ("sm90:mma.m16n8k8.f32.f16.f16.f32", include_str!("../../models/sm90/mma.m16n8k8.f32.f16.f16.f32.toml")),
     ("sm90:mma.m16n8k8.f16.f16.f16.f16", include_str!("../../models/sm90/mma.m16n8k8.f16.f16.f16.f16.toml")),
     ("sm90:mma.m16n8k8.f32.bf16.bf16.f32", include_str!("../../models/sm90/mma.m16n8k8.f32.bf16.bf16.f32.toml")),

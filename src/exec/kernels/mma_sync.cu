@@ -325,3 +325,51 @@ extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint32
 }
 MMA_FP8_MIXED(mma_m16n8k32_f32_e4m3_e5m2_f32, "e4m3", "e5m2")
 MMA_FP8_MIXED(mma_m16n8k32_f32_e5m2_e4m3_f32, "e5m2", "e4m3")
+
+// m8n8k4 with f16 A/B, the Volta quad-pair shape: each quad pair (lanes 4q..4q+3 and
+// 4q+16..4q+19) multiplies its own 8x8x4 matrices. All four quad pairs of the warp load this
+// tile and the first stores it. In a quad pair, r = lane % 4 + 4 * (lane >= 16) names A's row r
+// (4 halves) and B's column r (4 halves); f16 C/D: row r, half i -> column i; f32 C/D: element i
+// -> row (lane & 1) + (i & 2) + 4 * (lane >= 16), column (i & 4) + (lane & 2) + (i & 1).
+#define LOAD_AB_8x8x4                                                                              \
+    const int hi = lane >= 16 ? 4 : 0, r = (lane & 3) + hi;                                        \
+    const uint16_t* a = A + tile * 32;                                                             \
+    const uint16_t* b = B + tile * 32;                                                             \
+    uint32_t ra[2] = {pack16(a[r * 4], a[r * 4 + 1]), pack16(a[r * 4 + 2], a[r * 4 + 3])};         \
+    uint32_t rb[2] = {pack16(b[r], b[8 + r]), pack16(b[16 + r], b[24 + r])};
+#define CD32_ROW_8x8x4(i) ((lane & 1) + ((i) & 2) + hi)
+#define CD32_COL_8x8x4(i) (((i) & 4) + (lane & 2) + ((i) & 1))
+
+extern "C" __global__ void mma_m8n8k4_f32_f16_f16_f32(const uint16_t* A, const uint16_t* B, const uint32_t* C, uint32_t* D, long ntiles) {
+    TILE_INDEX
+    LOAD_AB_8x8x4
+    const uint32_t* c = C + tile * 64;
+    uint32_t rc[8], rd[8];
+    for (int i = 0; i < 8; i++) rc[i] = c[CD32_ROW_8x8x4(i) * 8 + CD32_COL_8x8x4(i)];
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9}, {%10,%11}, {%12,%13,%14,%15,%16,%17,%18,%19};"
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3]), "=r"(rd[4]), "=r"(rd[5]), "=r"(rd[6]), "=r"(rd[7])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]), "r"(rb[1]),
+                   "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3]), "r"(rc[4]), "r"(rc[5]), "r"(rc[6]), "r"(rc[7]));
+    if ((lane & 12) == 0) {
+        uint32_t* d = D + tile * 64;
+        for (int i = 0; i < 8; i++) d[CD32_ROW_8x8x4(i) * 8 + CD32_COL_8x8x4(i)] = rd[i];
+    }
+}
+
+extern "C" __global__ void mma_m8n8k4_f16_f16_f16_f16(const uint16_t* A, const uint16_t* B, const uint16_t* C, uint16_t* D, long ntiles) {
+    TILE_INDEX
+    LOAD_AB_8x8x4
+    const uint16_t* c = C + tile * 64;
+    uint32_t rc[4], rd[4];
+    for (int j = 0; j < 4; j++) rc[j] = pack16(c[r * 8 + 2 * j], c[r * 8 + 2 * j + 1]);
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f16.f16.f16.f16 {%0,%1,%2,%3}, {%4,%5}, {%6,%7}, {%8,%9,%10,%11};"
+                 : "=r"(rd[0]), "=r"(rd[1]), "=r"(rd[2]), "=r"(rd[3])
+                 : "r"(ra[0]), "r"(ra[1]), "r"(rb[0]), "r"(rb[1]), "r"(rc[0]), "r"(rc[1]), "r"(rc[2]), "r"(rc[3]));
+    if ((lane & 12) == 0) {
+        uint16_t* d = D + tile * 64;
+        for (int j = 0; j < 4; j++) {
+            d[r * 8 + 2 * j] = (uint16_t)(rd[j] & 0xffff);
+            d[r * 8 + 2 * j + 1] = (uint16_t)(rd[j] >> 16);
+        }
+    }
+}
