@@ -64,6 +64,23 @@ static __device__ __forceinline__ uint32_t pack16(uint16_t lo, uint16_t hi) {
     for (int i = 0; i < 4; i++)                                                    \
         d[(16 * w + g + 8 * ((i >> 1) & 1)) * 8 + 2 * t + (i & 1)] = __float_as_uint(acc[i]);
 
+// f16 accumulator: two f16x2 registers, element 2r in the low half of register r.
+#define LOAD_C16                                                                   \
+    const uint16_t* c = C + tile * 64 * 8;                                         \
+    uint32_t acc[2];                                                               \
+    for (int r = 0; r < 2; r++) {                                                  \
+        int row = 16 * w + g + 8 * r;                                              \
+        acc[r] = pack16(c[row * 8 + 2 * t], c[row * 8 + 2 * t + 1]);               \
+    }
+
+#define STORE_D16                                                                  \
+    uint16_t* d = D + tile * 64 * 8;                                               \
+    for (int r = 0; r < 2; r++) {                                                  \
+        int row = 16 * w + g + 8 * r;                                              \
+        d[row * 8 + 2 * t] = (uint16_t)(acc[r] & 0xffff);                          \
+        d[row * 8 + 2 * t + 1] = (uint16_t)(acc[r] >> 16);                         \
+    }
+
 #define WGMMA_16(NAME, TYPE)                                                                    \
 extern "C" __global__ void __launch_bounds__(128) NAME(const uint16_t* A, const uint16_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
     __shared__ __align__(128) uint16_t sb[16 * 8];                                              \
@@ -82,30 +99,20 @@ extern "C" __global__ void __launch_bounds__(128) NAME(const uint16_t* A, const 
 WGMMA_16(wgmma_m64n8k16_f32_f16_f16, "f16")
 WGMMA_16(wgmma_m64n8k16_f32_bf16_bf16, "bf16")
 
-// f16 accumulator: two f16x2 registers, element 2r in the low half of register r.
+// f16 accumulator (LOAD_C16, STORE_D16).
 extern "C" __global__ void __launch_bounds__(128) wgmma_m64n8k16_f16_f16_f16(const uint16_t* A, const uint16_t* B, const uint16_t* C, uint16_t* D, long ntiles) {
     __shared__ __align__(128) uint16_t sb[16 * 8];
     WG_INDEX
     stage_b(sb, B + tile * 16 * 8, 16);
     LOAD_A16
-    const uint16_t* c = C + tile * 64 * 8;
-    uint32_t acc[2];
-    for (int r = 0; r < 2; r++) {
-        int row = 16 * w + g + 8 * r;
-        acc[r] = pack16(c[row * 8 + 2 * t], c[row * 8 + 2 * t + 1]);
-    }
+    LOAD_C16
     uint64_t desc = b_descriptor(sb);
     WG_BEGIN
     asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, %6, 1, 1, 1, 0;"
                  : "+r"(acc[0]), "+r"(acc[1])
                  : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "l"(desc) : "memory");
     WG_END
-    uint16_t* d = D + tile * 64 * 8;
-    for (int r = 0; r < 2; r++) {
-        int row = 16 * w + g + 8 * r;
-        d[row * 8 + 2 * t] = (uint16_t)(acc[r] & 0xffff);
-        d[row * 8 + 2 * t + 1] = (uint16_t)(acc[r] >> 16);
-    }
+    STORE_D16
 }
 
 // tf32, k = 8: A element i -> (16w + g + 8*(i&1), t + 4*(i>=2)).
@@ -163,24 +170,14 @@ extern "C" __global__ void __launch_bounds__(128) NAME(const uint8_t* A, const u
     WG_INDEX                                                                                    \
     stage_b(sb, B + tile * 32 * 8, 32);                                                         \
     LOAD_A8                                                                                     \
-    const uint16_t* c = C + tile * 64 * 8;                                                      \
-    uint32_t acc[2];                                                                            \
-    for (int r = 0; r < 2; r++) {                                                               \
-        int row = 16 * w + g + 8 * r;                                                           \
-        acc[r] = pack16(c[row * 8 + 2 * t], c[row * 8 + 2 * t + 1]);                            \
-    }                                                                                           \
+    LOAD_C16                                                                                    \
     uint64_t desc = b_descriptor(sb);                                                           \
     WG_BEGIN                                                                                    \
     asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.f16." T "." T " {%0,%1}, {%2,%3,%4,%5}, %6, 1, 1, 1;" \
                  : "+r"(acc[0]), "+r"(acc[1])                                                   \
                  : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "l"(desc) : "memory");         \
     WG_END                                                                                      \
-    uint16_t* d = D + tile * 64 * 8;                                                            \
-    for (int r = 0; r < 2; r++) {                                                               \
-        int row = 16 * w + g + 8 * r;                                                           \
-        d[row * 8 + 2 * t] = (uint16_t)(acc[r] & 0xffff);                                       \
-        d[row * 8 + 2 * t + 1] = (uint16_t)(acc[r] >> 16);                                      \
-    }                                                                                           \
+    STORE_D16                                                                                   \
 }
 WGMMA_FP8_F16(wgmma_m64n8k32_f16_e4m3_e4m3, "e4m3")
 WGMMA_FP8_F16(wgmma_m64n8k32_f16_e5m2_e5m2, "e5m2")

@@ -184,12 +184,7 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_m64n8k16_f16_f16_f16_cha
     uint32_t ra[4][4] = {};
 #pragma unroll
     for (int s = 0; s < 4; s++) { LOAD_A16_STEP(64, s) }
-    const uint16_t* c = C + tile * 64 * 8;
-    uint32_t acc[2];
-    for (int r = 0; r < 2; r++) {
-        int row = 16 * w + g + 8 * r;
-        acc[r] = pack16(c[row * 8 + 2 * t], c[row * 8 + 2 * t + 1]);
-    }
+    LOAD_C16
     WG_BEGIN
 #pragma unroll
     for (int s = 0; s < 4; s++) {
@@ -198,10 +193,5 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_m64n8k16_f16_f16_f16_cha
                      : "+r"(acc[0]), "+r"(acc[1]) : "r"(ra[s][0]), "r"(ra[s][1]), "r"(ra[s][2]), "r"(ra[s][3]), "l"(desc) : "memory");
     }
     WG_END
-    uint16_t* d = D + tile * 64 * 8;
-    for (int r = 0; r < 2; r++) {
-        int row = 16 * w + g + 8 * r;
-        d[row * 8 + 2 * t] = (uint16_t)(acc[r] & 0xffff);
-        d[row * 8 + 2 * t + 1] = (uint16_t)(acc[r] >> 16);
-    }
+    STORE_D16
 }
