@@ -135,7 +135,8 @@ impl PathSpec {
 
     /// The C that stands for "no C" on a path that ignores it: +0. Not -0, the additive
     /// identity: with scale-d = 0 a row of -0 products gives +0 on the GPU (H100, H200), as
-    /// an accumulator started from +0 does.
+    /// an accumulator started from +0 does. Being all-zero bits, it is also what the
+    /// minimiser's probes leave in C (they never simplify a C that is already +0).
     pub fn c_ignored(&self) -> u64 {
         self.c_fmt.zero_bits(false)
     }

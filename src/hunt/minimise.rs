@@ -6,7 +6,6 @@
 use super::compare::{agree, Divergence};
 use super::probe::Probe;
 use super::side::{Side, SideError};
-use crate::exec::PathSpec;
 use crate::case::MmaCase;
 use crate::exact::{self, Exact};
 
@@ -55,8 +54,8 @@ pub struct Minimised {
 }
 
 /// Shrink the divergence at element (i, j) of `case`.
-pub fn minimise(a: &Side, b: &Side, path: &PathSpec, case: &MmaCase, i: usize, j: usize, max_rounds: usize) -> Result<Minimised, SideError> {
-    let start = Probe::from_path_tile(path, case, i, j);
+pub fn minimise(a: &Side, b: &Side, case: &MmaCase, i: usize, j: usize, max_rounds: usize) -> Result<Minimised, SideError> {
+    let start = Probe::from_tile(case, i, j);
     let first = evaluate(a, b, std::slice::from_ref(&start))?.remove(0);
     let Some(target) = first.divergence.clone() else {
         return Ok(Minimised { last: first.clone(), first, rounds: 1, evaluated: 1, needs_whole_tile: true });
@@ -102,7 +101,7 @@ mod tests {
         let da = v100.execute(std::slice::from_ref(&case)).unwrap().remove(0);
         let db = h100.execute(std::slice::from_ref(&case)).unwrap().remove(0);
         let e = (0..128).find(|&e| da[e] != db[e]).expect("the hypotheses differ on this tile");
-        let m = minimise(&v100, &h100, crate::exec::path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap(), &case, e / 8, e % 8, 200).unwrap();
+        let m = minimise(&v100, &h100, &case, e / 8, e % 8, 200).unwrap();
         assert!(!m.needs_whole_tile);
         let last = &m.last;
         assert_eq!(last.divergence.as_ref().unwrap().coarse(), m.first.divergence.as_ref().unwrap().coarse());

@@ -270,13 +270,13 @@ impl<'s> Hunt<'s> {
     }
 
     fn minimise_into_finding(&mut self, tile: &MmaCase, original: MmaCase, i: usize, j: usize) -> Result<Finding, HuntError> {
-        let m = minimise::minimise(self.a, self.b, self.cfg.path, tile, i, j, self.cfg.max_rounds)?;
+        let m = minimise::minimise(self.a, self.b, tile, i, j, self.cfg.max_rounds)?;
         self.state.minimiser_rounds += m.rounds as u64;
         let fmt = self.cfg.path.c_fmt;
         let last = &m.last;
         let (probe, mut minimised) = if m.needs_whole_tile {
             self.state.whole_tile_divergences += 1;
-            (probe::Probe::from_path_tile(self.cfg.path, tile, i, j), { let mut t = tile.clone(); t.extra.clear(); t })
+            (probe::Probe::from_tile(tile, i, j), { let mut t = tile.clone(); t.extra.clear(); t })
         } else {
             (last.probe.clone(), last.probe.tile())
         };

@@ -19,10 +19,6 @@ pub struct Probe {
     /// Column j of B.
     pub b: Vec<u64>,
     pub c: u64,
-    /// C in every other element of the tile (+0, or -0 on a path that ignores C).
-    pub c_rest: u64,
-    /// C is the path's, not the probe's: never simplified (scale-d = 0 paths keep C = -0).
-    pub c_fixed: bool,
 }
 
 /// How simple a probe is; lower is simpler, compared field by field in this order.
@@ -56,20 +52,7 @@ impl Probe {
             a: (0..case.k).map(|kk| case.a_at(i, kk)).collect(),
             b: (0..case.k).map(|kk| case.b_at(kk, j)).collect(),
             c: case.c_at(i, j),
-            c_rest: 0,
-            c_fixed: false,
         }
-    }
-
-    /// [`Probe::from_tile`] for a path's case: where the path does not read C, the probe keeps
-    /// the path's C (+0 in every element) through minimisation.
-    pub fn from_path_tile(path: &crate::exec::PathSpec, case: &MmaCase, i: usize, j: usize) -> Probe {
-        let mut p = Probe::from_tile(case, i, j);
-        if path.ignores_c() {
-            p.c_rest = path.c_ignored();
-            p.c_fixed = true;
-        }
-        p
     }
 
     /// The tile: zeros everywhere but row i of A, column j of B and C[i][j].
@@ -77,7 +60,6 @@ impl Probe {
         let (m, n, k) = self.shape;
         let mut t = MmaCase::zeros(self.a_fmt, self.c_fmt, m, n, k);
         t.b_fmt = self.b_fmt;
-        t.c.iter_mut().for_each(|x| *x = self.c_rest);
         for kk in 0..k {
             t.a[self.i * k + kk] = self.a[kk];
             t.b[kk * n + self.j] = self.b[kk];
@@ -248,7 +230,7 @@ impl Probe {
                 }
             }
         }
-        if self.c != 0 && !self.c_fixed {
+        if self.c != 0 {
             out.push(Probe { c: 0, ..self.clone() });
             for v in simpler_values(self.c_fmt, self.c) {
                 out.push(Probe { c: v, ..self.clone() });

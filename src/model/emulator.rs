@@ -326,16 +326,10 @@ impl<'a> TileRun<'a> {
         }
         let mut d = vec![0u64; m * n];
         for i in 0..m {
-            if self.lanes.is_some() {
-                for j0 in (0..n).step_by(LANES) {
-                    let width = LANES.min(n - j0);
-                    let got = self.lane_chunk(i, j0);
-                    d[i * n + j0..i * n + j0 + width].copy_from_slice(&got[..width]);
-                }
-            } else {
-                for j in 0..n {
-                    d[i * n + j] = self.element(i, j);
-                }
+            for j0 in (0..n).step_by(LANES) {
+                let width = LANES.min(n - j0);
+                let got = self.one_chunk(i, j0);
+                d[i * n + j0..i * n + j0 + width].copy_from_slice(&got[..width]);
             }
         }
         d
