@@ -69,10 +69,27 @@ impl MmaCase {
         self.c[i * self.n + j]
     }
 
+    /// Whether each pair of A and B elements contributes `a XOR b` (b1 `.xor.popc` cases carry
+    /// `"op": "xor"`) instead of the product `a·b`.
+    pub fn xor_pairs(&self) -> bool {
+        self.extra.get("op").and_then(Value::as_str) == Some("xor")
+    }
+
     /// Check shapes and that every element fits its format's width.
     pub fn validate(&self) -> Result<(), FieldError> {
         if self.m == 0 || self.n == 0 || self.k == 0 {
             return Err(field_err("m", format!("shape {}x{}x{} has a zero dimension", self.m, self.n, self.k)));
+        }
+        if self.a_fmt.is_integer() != self.c_fmt.is_integer() || self.b_fmt.is_integer() != self.c_fmt.is_integer() {
+            return Err(field_err("c_fmt", format!("{}/{} into {}: integer and floating-point formats do not mix in one case", self.a_fmt, self.b_fmt, self.c_fmt)));
+        }
+        match self.extra.get("op") {
+            None => {}
+            Some(op) if op.as_str() == Some("xor") && self.a_fmt == Format::B1 => {}
+            Some(op) => return Err(field_err("op", format!("{op}: the only other pairing is \"xor\", for b1 operands (.xor.popc)"))),
+        }
+        if (self.a_fmt == Format::B1) != (self.b_fmt == Format::B1) {
+            return Err(field_err("b_fmt", format!("{}/{}: b1 operands pair only with b1", self.a_fmt, self.b_fmt)));
         }
         for (name, v, len, f) in [
             ("a", &self.a, self.m * self.k, self.a_fmt),
@@ -212,6 +229,26 @@ mod tests {
     use super::*;
 
     const LINE: &str = r#"{"a_fmt":"f16","c_fmt":"f32","m":1,"n":2,"k":2,"a":["3c00","0001"],"b":["3c00","0","4000","bc00"],"c":["3f800000","80000000"],"recipe":{"gen":"x"},"note":"keep me"}"#;
+
+    #[test]
+    fn integer_cases_do_not_mix_with_floats_and_only_b1_pairs_by_xor() {
+        let mut c = MmaCase::zeros(Format::S8, Format::F32, 1, 1, 1);
+        assert_eq!(c.validate().unwrap_err().field, "c_fmt");
+        c.c_fmt = Format::S32;
+        c.validate().unwrap();
+        c.extra.insert("op".into(), "xor".into());
+        assert_eq!(c.validate().unwrap_err().field, "op");
+        let mut bits = MmaCase::zeros(Format::B1, Format::S32, 1, 1, 2);
+        bits.extra.insert("op".into(), "xor".into());
+        bits.validate().unwrap();
+        assert!(bits.xor_pairs());
+        bits.b_fmt = Format::S8;
+        assert_eq!(bits.validate().unwrap_err().field, "b_fmt");
+        let line = r#"{"a_fmt":"s4","b_fmt":"u4","c_fmt":"s32","m":1,"n":1,"k":2,"a":["f","7"],"b":["f","1"],"c":["80000000"]}"#;
+        let parsed = MmaCase::from_json_line(line).unwrap();
+        assert_eq!((parsed.a_fmt, parsed.b_fmt, parsed.c[0]), (Format::S4, Format::U4, 0x8000_0000));
+        assert!(MmaCase::from_json_line(&line.replace("\"f\",\"7\"", "\"1f\",\"7\"")).is_err(), "s4 holds one hex digit");
+    }
 
     #[test]
     fn round_trip_keeps_unknown_fields_in_order() {

@@ -48,7 +48,16 @@ pub fn exact_element(case: &MmaCase, i: usize, j: usize) -> Exact {
         Class::Zero => pos_zeros += 1,
         _ => {}
     }
+    let xor = case.xor_pairs();
     for kk in 0..case.k {
+        if xor {
+            // b1 `.xor.popc`: each pair contributes a XOR b, 0 or 1.
+            match case.a_fmt.int_value(case.a_at(i, kk)) ^ case.b_fmt.int_value(case.b_at(kk, j)) {
+                0 => pos_zeros += 1,
+                _ => terms.push((false, 1, 0)),
+            }
+            continue;
+        }
         let a = case.a_fmt.decode(case.a_at(i, kk));
         let b = case.b_fmt.decode(case.b_at(kk, j));
         let neg = a.neg ^ b.neg;
@@ -195,6 +204,13 @@ fn round_finite(x: &Float, fmt: Format, rnd: Rounding) -> u64 {
         return if Float::with_val(prec, x.abs_ref()) >= mid { away } else { toward };
     }
     let neg = x.is_sign_negative();
+    if fmt.is_integer() {
+        // The nearest integer in the direction asked, then the format's nearest value to it:
+        // beyond the range, its end (an exact reference neither wraps nor overflows).
+        let (i, _) = x.to_integer_round(mpfr_round(rnd)).expect("finite");
+        let v = i.to_i128().unwrap_or(if neg { i128::MIN } else { i128::MAX });
+        return fmt.int_bits(v, Overflow::Saturate);
+    }
     let p = fmt.precision();
     let r = mpfr_round(rnd);
     let (mut y, dir) = Float::with_val_round(p, x, r);

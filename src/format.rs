@@ -21,6 +21,16 @@ pub enum Format {
     /// OCP FP8 E4M3: no infinities, one NaN pattern per sign (S.1111.111), max 448.
     E4m3,
     E5m2,
+    /// Two's-complement 32-bit integer: the integer MMAs' C and D.
+    S32,
+    /// 8-bit integers, signed and unsigned (integer MMA inputs).
+    S8,
+    U8,
+    /// 4-bit integers, signed and unsigned (one per value in the interchange format).
+    S4,
+    U4,
+    /// One bit (`b1` MMAs: AND or XOR of bits, then population count).
+    B1,
 }
 
 /// How a value that is not representable is brought onto the format's grid.
@@ -95,6 +105,10 @@ pub enum Overflow {
     /// Always infinity (NaN without infinities), whatever the rounding direction: a datapath
     /// that truncates toward zero yet flags overflow (H100 bf16 and tf32 accumulators).
     Infinity,
+    /// Integer formats: two's-complement wrap-around (modulo 2^width), what integer MMAs do
+    /// without `.satfinite`. Integer formats read `ieee` and `infinity` the same way (they have
+    /// no infinity); float formats read `wrap` as `ieee`.
+    Wrap,
 }
 
 /// The class of a decoded value.
@@ -164,9 +178,65 @@ pub struct Spec {
     pub max_sig_at_emax: u64,
 }
 
+/// An integer format: its width and whether it is signed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntSpec {
+    pub bits: u32,
+    pub signed: bool,
+}
+
+impl IntSpec {
+    pub fn min(self) -> i64 {
+        if self.signed { -(1i64 << (self.bits - 1)) } else { 0 }
+    }
+    pub fn max(self) -> i64 {
+        if self.signed { (1i64 << (self.bits - 1)) - 1 } else { (1i64 << self.bits) - 1 }
+    }
+}
+
 impl Format {
+    /// The floating-point formats.
     pub const ALL: [Format; 7] =
         [Format::F64, Format::F32, Format::Tf32, Format::Bf16, Format::F16, Format::E4m3, Format::E5m2];
+    /// The integer formats.
+    pub const INTEGERS: [Format; 6] = [Format::S32, Format::S8, Format::U8, Format::S4, Format::U4, Format::B1];
+
+    /// Width and signedness of an integer format; `None` for floating-point formats.
+    #[inline]
+    pub const fn integer(self) -> Option<IntSpec> {
+        match self {
+            Format::S32 => Some(IntSpec { bits: 32, signed: true }),
+            Format::S8 => Some(IntSpec { bits: 8, signed: true }),
+            Format::U8 => Some(IntSpec { bits: 8, signed: false }),
+            Format::S4 => Some(IntSpec { bits: 4, signed: true }),
+            Format::U4 => Some(IntSpec { bits: 4, signed: false }),
+            Format::B1 => Some(IntSpec { bits: 1, signed: false }),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub const fn is_integer(self) -> bool {
+        self.integer().is_some()
+    }
+
+    /// The value of an integer format's bit pattern (0 for floating-point formats).
+    #[inline]
+    pub fn int_value(self, bits: u64) -> i64 {
+        match self.integer() {
+            Some(IntSpec { bits: w, signed: true }) => ((bits << (64 - w)) as i64) >> (64 - w),
+            Some(IntSpec { bits: w, signed: false }) => (bits & ((1u64 << w) - 1)) as i64,
+            None => 0,
+        }
+    }
+
+    /// An integer in an integer format: clamped to its range with `Overflow::Saturate`,
+    /// otherwise wrapped modulo 2^width.
+    pub fn int_bits(self, v: i128, ovf: Overflow) -> u64 {
+        let s = self.integer().expect("an integer format");
+        let v = if ovf == Overflow::Saturate { v.clamp(s.min() as i128, s.max() as i128) } else { v };
+        (v as u64) & self.mask()
+    }
 
     #[inline]
     pub const fn spec(self) -> Spec {
@@ -188,6 +258,15 @@ impl Format {
             Format::Bf16 => ieee(8, 8, 16, 0),
             Format::F16 => ieee(11, 5, 16, 0),
             Format::E5m2 => ieee(3, 5, 8, 0),
+            // Integer formats: no exponent; every path that reads one branches on `integer()`
+            // first. The precision is the magnitude's width, for code that sizes buffers by it.
+            Format::S32 | Format::S8 | Format::U8 | Format::S4 | Format::U4 | Format::B1 => {
+                let bits = match self.integer() {
+                    Some(i) => i.bits,
+                    None => 1,
+                };
+                Spec { precision: bits, exponent_bits: 1, bias: 0, storage_bits: bits, ignored_low_bits: 0, has_inf: false, max_sig_at_emax: 0 }
+            }
             Format::E4m3 => Spec {
                 precision: 4,
                 exponent_bits: 4,
@@ -209,6 +288,12 @@ impl Format {
             Format::F16 => "f16",
             Format::E4m3 => "e4m3",
             Format::E5m2 => "e5m2",
+            Format::S32 => "s32",
+            Format::S8 => "s8",
+            Format::U8 => "u8",
+            Format::S4 => "s4",
+            Format::U4 => "u4",
+            Format::B1 => "b1",
         }
     }
 
@@ -222,7 +307,7 @@ impl Format {
     }
     /// Hex digits of one value in the interchange format.
     pub fn hex_digits(self) -> usize {
-        (self.storage_bits() / 4) as usize
+        self.storage_bits().div_ceil(4) as usize
     }
     /// Exponent of the smallest normal number.
     #[inline]
@@ -267,6 +352,10 @@ impl Format {
     /// low 13 bits of a tf32 container, as the tensor cores ignore them.
     #[inline]
     pub fn decode(self, bits: u64) -> Decoded {
+        if self.is_integer() {
+            let v = self.int_value(bits);
+            return if v == 0 { Decoded::zero(false) } else { Decoded { class: Class::Finite, neg: v < 0, sig: v.unsigned_abs(), exp: 0 } };
+        }
         // One look at the spec; every field below derives from it (this runs per operand).
         let s = self.spec();
         let fb = s.precision - 1;
@@ -303,6 +392,7 @@ impl Format {
             Format::Bf16 => f32::from_bits((bits as u32 & 0xffff) << 16) as f64,
             Format::F16 => f16_to_f64(bits as u16),
             Format::E4m3 | Format::E5m2 => fp8_table(self)[(bits & 0xff) as usize],
+            Format::S32 | Format::S8 | Format::U8 | Format::S4 | Format::U4 | Format::B1 => self.int_value(bits) as f64,
         }
     }
 
@@ -337,7 +427,7 @@ impl Format {
     /// Bits of a zero of the given sign.
     #[inline]
     pub fn zero_bits(self, neg: bool) -> u64 {
-        if neg {
+        if neg && !self.is_integer() {
             self.sign_bit()
         } else {
             0
@@ -346,6 +436,9 @@ impl Format {
 
     /// Bits of an infinity; formats without one give NaN.
     pub fn inf_bits(self, neg: bool) -> u64 {
+        if self.is_integer() {
+            return self.max_finite_bits(neg);
+        }
         let s = self.spec();
         if !s.has_inf {
             return self.nan_bits(neg, u64::MAX);
@@ -356,6 +449,10 @@ impl Format {
 
     /// Bits of a NaN with the given fraction payload (truncated to fit; forced quiet and nonzero).
     pub fn nan_bits(self, neg: bool, payload: u64) -> u64 {
+        if self.is_integer() {
+            // No NaN: the nearest thing a generator can ask for is an extreme value.
+            return self.max_finite_bits(neg);
+        }
         let s = self.spec();
         let fb = self.frac_bits();
         let fmask = (1u64 << fb) - 1;
@@ -371,6 +468,9 @@ impl Format {
 
     /// Bits of the largest finite value.
     pub fn max_finite_bits(self, neg: bool) -> u64 {
+        if let Some(i) = self.integer() {
+            return self.int_bits(if neg { i.min() } else { i.max() } as i128, Overflow::Saturate);
+        }
         self.encode_exact(neg, self.spec().max_sig_at_emax, self.emax() - self.frac_bits() as i32)
             .expect("max finite is representable")
     }
@@ -392,6 +492,9 @@ impl Format {
     /// least `precision + 2` significant bits, so that the sticky part lies below the rounding bit.
     #[inline]
     pub fn round(self, neg: bool, mag: u128, exp: i32, sticky: bool, rnd: Rounding, ovf: Overflow) -> u64 {
+        if self.is_integer() {
+            return self.round_integer(neg, mag, exp, sticky, rnd, ovf);
+        }
         let p = self.precision() as i32;
         let len = 128 - mag.leading_zeros() as i32;
         if len == 0 && !sticky {
@@ -442,6 +545,30 @@ impl Format {
         self.pack(neg, kept, q)
     }
 
+    /// [`Format::round`] into an integer format: to an integer by `rnd`, then wrapped or
+    /// clamped by `ovf` (magnitudes beyond 2^100 saturate either way: no MMA sum comes near).
+    fn round_integer(self, neg: bool, mag: u128, exp: i32, sticky: bool, rnd: Rounding, ovf: Overflow) -> u64 {
+        use std::cmp::Ordering::*;
+        let (kept, vs_half, inexact) = if exp >= 0 {
+            let fits = exp < 100 && (mag >> (100 - exp.min(100))) == 0;
+            (if fits { mag << exp } else { 1u128 << 100 }, Less, sticky)
+        } else if exp <= -127 {
+            (0, Less, mag != 0 || sticky)
+        } else {
+            let sh = (-exp) as u32;
+            let rem = mag & ((1u128 << sh) - 1);
+            let half = 1u128 << (sh - 1);
+            let vs = match rem.cmp(&half) {
+                Equal if sticky => Greater,
+                o => o,
+            };
+            (mag >> sh, vs, rem != 0 || sticky)
+        };
+        let kept = kept + rnd.rounds_away(neg, kept & 1 == 1, vs_half, inexact) as u128;
+        let v = if neg { -(kept as i128) } else { kept as i128 };
+        self.int_bits(v, ovf)
+    }
+
     /// Bits for a result beyond the largest finite value.
     pub fn overflow_bits(self, neg: bool, rnd: Rounding, ovf: Overflow) -> u64 {
         let to_inf = match rnd {
@@ -450,7 +577,7 @@ impl Format {
             Rounding::Ru => !neg,
             Rounding::Rd => neg,
         };
-        if ovf == Overflow::Infinity || (to_inf && ovf == Overflow::Ieee) {
+        if ovf == Overflow::Infinity || (to_inf && matches!(ovf, Overflow::Ieee | Overflow::Wrap)) {
             self.inf_bits(neg)
         } else {
             self.max_finite_bits(neg)
@@ -515,8 +642,9 @@ impl FromStr for Format {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Format::ALL
             .into_iter()
+            .chain(Format::INTEGERS)
             .find(|f| f.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| format!("unknown format '{s}' (expected one of f64, f32, tf32, bf16, f16, e4m3, e5m2)"))
+            .ok_or_else(|| format!("unknown format '{s}' (expected one of f64, f32, tf32, bf16, f16, e4m3, e5m2, s32, s8, u8, s4, u4, b1)"))
     }
 }
 
@@ -536,6 +664,37 @@ mod tests {
 
     fn val(f: Format, bits: u64) -> f64 {
         f.decode(bits).to_f64()
+    }
+
+    #[test]
+    fn integer_formats_decode_and_round_as_twos_complement() {
+        assert_eq!(Format::S8.int_value(0x80), -128);
+        assert_eq!(Format::U8.int_value(0x80), 128);
+        assert_eq!(Format::S4.int_value(0xf), -1);
+        assert_eq!(Format::U4.int_value(0xf), 15);
+        assert_eq!(Format::B1.int_value(1), 1);
+        assert_eq!(Format::S32.int_value(0x8000_0000), i32::MIN as i64);
+        assert_eq!(Format::S8.decode(0xfe), Decoded { class: Class::Finite, neg: true, sig: 2, exp: 0 });
+        assert_eq!(Format::S32.decode(0), Decoded::zero(false));
+        assert_eq!(Format::S8.to_f64(0x81), -127.0);
+        // Rounding into s32: wrap or clamp beyond the range; fractions by the direction asked.
+        let max = i32::MAX as u128;
+        assert_eq!(Format::S32.round(false, max + 1, 0, false, Rounding::Rz, Overflow::Wrap), 0x8000_0000);
+        assert_eq!(Format::S32.round(false, max + 1, 0, false, Rounding::Rz, Overflow::Ieee), 0x8000_0000);
+        assert_eq!(Format::S32.round(false, max + 1, 0, false, Rounding::Rz, Overflow::Saturate), 0x7fff_ffff);
+        assert_eq!(Format::S32.round(true, max + 2, 0, false, Rounding::Rz, Overflow::Saturate), 0x8000_0000);
+        assert_eq!(Format::S32.round(false, 5, -1, false, Rounding::Rne, Overflow::Wrap), 2, "2.5 to even");
+        assert_eq!(Format::S32.round(true, 5, -1, false, Rounding::Rd, Overflow::Wrap), (-3i64 as u64) & 0xffff_ffff);
+        assert_eq!(Format::S32.round(false, 3, 2, false, Rounding::Rne, Overflow::Wrap), 12);
+        assert_eq!(Format::S8.max_finite_bits(true), 0x80);
+        assert_eq!(Format::U4.max_finite_bits(false), 0xf);
+        assert_eq!(Format::S32.zero_bits(true), 0, "no negative zero");
+        assert_eq!(Format::B1.hex_digits(), 1);
+        for f in Format::INTEGERS {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+            assert!(f.is_integer());
+        }
+        assert!(Format::ALL.iter().all(|f| !f.is_integer()));
     }
 
     #[test]

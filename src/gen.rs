@@ -96,6 +96,9 @@ pub fn normal_at<R: Rng>(rng: &mut R, f: Format, exp: i32, neg: bool) -> u64 {
 
 /// One edge-biased value of format `f`.
 pub fn value<R: Rng>(rng: &mut R, f: Format) -> u64 {
+    if f.is_integer() {
+        return int_value(rng, f);
+    }
     let neg = rng.gen_bool(0.5);
     let (emin, emax) = (f.emin(), f.emax());
     match rng.gen_range(0..100) {
@@ -122,6 +125,24 @@ pub fn value<R: Rng>(rng: &mut R, f: Format) -> u64 {
     }
 }
 
+/// One edge-biased value of an integer format: the ends of its range and their neighbours,
+/// zero, ±1, small values and uniform ones.
+pub fn int_value<R: Rng>(rng: &mut R, f: Format) -> u64 {
+    let s = f.integer().expect("an integer format");
+    let v = match rng.gen_range(0..12) {
+        0 | 1 => s.min(),
+        2 | 3 => s.max(),
+        4 => s.min() + 1,
+        5 => s.max() - 1,
+        6 => 0,
+        7 => 1,
+        8 => -1,
+        9 => rng.gen_range(-3..=3),
+        _ => rng.gen_range(s.min()..=s.max()),
+    };
+    f.int_bits(v.clamp(s.min(), s.max()) as i128, crate::format::Overflow::Saturate)
+}
+
 /// A normal value of random sign whose leading bit lies in `exps` (for structured recipes).
 fn finite_in<R: Rng>(rng: &mut R, f: Format, exps: std::ops::RangeInclusive<i32>) -> u64 {
     let (exp, neg) = (rng.gen_range(exps), rng.gen_bool(0.5));
@@ -144,6 +165,12 @@ pub enum Recipe {
     CDominant { gap: i32 },
     /// Operands and C at the ends of their formats' ranges: underflow, overflow, subnormal sums.
     Extremes,
+    /// Integer formats: every element an independent edge-biased integer.
+    IntValues,
+    /// Integer formats: edge-biased operands, and each C chosen so that C + A·B lands within a
+    /// few units of the accumulator's largest (`top`) or smallest value: wrap-around and
+    /// saturation, and partial sums that cross the end and come back.
+    IntBoundary { top: bool },
 }
 
 impl Recipe {
@@ -155,6 +182,8 @@ impl Recipe {
             Recipe::Band => json!({"kind": "band"}),
             Recipe::CDominant { gap } => json!({"kind": "c_dominant", "gap": gap}),
             Recipe::Extremes => json!({"kind": "extremes"}),
+            Recipe::IntValues => json!({"kind": "int_values"}),
+            Recipe::IntBoundary { top } => json!({"kind": "int_boundary", "end": if *top { "max" } else { "min" }}),
         }
     }
 }
@@ -181,6 +210,13 @@ pub fn case<R: Rng>(rng: &mut R, a_fmt: Format, c_fmt: Format, m: usize, n: usiz
 /// [`case`] with B in its own format (the mixed FP8 paths); with `b_fmt == a_fmt` it draws the
 /// same numbers as [`case`], so recorded tiles regenerate unchanged.
 pub fn case_ab<R: Rng>(rng: &mut R, a_fmt: Format, b_fmt: Format, c_fmt: Format, m: usize, n: usize, k: usize) -> MmaCase {
+    if a_fmt.is_integer() {
+        let recipe = match rng.gen_range(0..3) {
+            0 => Recipe::IntValues,
+            r => Recipe::IntBoundary { top: r == 1 },
+        };
+        return case_with(rng, (a_fmt, b_fmt), c_fmt, m, n, k, recipe);
+    }
     let acc_p = if c_fmt == Format::F64 { 53 } else { 24 };
     let recipe = pick_recipe(rng, acc_p);
     case_with(rng, (a_fmt, b_fmt), c_fmt, m, n, k, recipe)
@@ -206,8 +242,14 @@ pub fn case_at(p: &crate::exec::PathSpec, seed: u64, index: u64) -> MmaCase {
 pub fn case_with<R: Rng>(rng: &mut R, (a_fmt, b_fmt): (Format, Format), c_fmt: Format, m: usize, n: usize, k: usize, recipe: Recipe) -> MmaCase {
     let mut case = MmaCase::zeros(a_fmt, c_fmt, m, n, k);
     case.b_fmt = b_fmt;
+    if a_fmt.is_integer() {
+        integer_case(rng, &mut case, recipe);
+        case.extra.insert("recipe".into(), recipe.describe());
+        return case;
+    }
     match recipe {
-        Recipe::Independent => {
+        // The integer recipes read as independent values on float formats.
+        Recipe::Independent | Recipe::IntValues | Recipe::IntBoundary { .. } => {
             case.a.iter_mut().for_each(|x| *x = value(rng, a_fmt));
             case.b.iter_mut().for_each(|x| *x = value(rng, b_fmt));
             case.c.iter_mut().for_each(|x| *x = value(rng, c_fmt));
@@ -314,11 +356,54 @@ pub fn case_with<R: Rng>(rng: &mut R, (a_fmt, b_fmt): (Format, Format), c_fmt: F
     case
 }
 
+/// Fill an integer case by `recipe` (a float recipe reads as [`Recipe::IntValues`]).
+fn integer_case<R: Rng>(rng: &mut R, case: &mut MmaCase, recipe: Recipe) {
+    let (a_fmt, b_fmt, c_fmt) = (case.a_fmt, case.b_fmt, case.c_fmt);
+    case.a.iter_mut().for_each(|x| *x = int_value(rng, a_fmt));
+    case.b.iter_mut().for_each(|x| *x = int_value(rng, b_fmt));
+    let Recipe::IntBoundary { top } = recipe else {
+        case.c.iter_mut().for_each(|x| *x = int_value(rng, c_fmt));
+        return;
+    };
+    let c_range = c_fmt.integer().expect("integer C");
+    let end = if top { c_range.max() } else { c_range.min() };
+    for i in 0..case.m {
+        for j in 0..case.n {
+            // b1 operands here are `and.popc` products; xor paths land near the end all the same.
+            let dot: i64 = (0..case.k).map(|kk| a_fmt.int_value(case.a_at(i, kk)) * b_fmt.int_value(case.b_at(kk, j))).sum();
+            let target = end + rng.gen_range(-3..=3);
+            let c = (target - dot).clamp(c_range.min(), c_range.max());
+            case.c[i * case.n + j] = c_fmt.int_bits(c as i128, crate::format::Overflow::Saturate);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::format::Class;
     use rand::SeedableRng;
+
+    /// Integer tiles reach both ends of s32: C + A·B within 3 of an end in boundary tiles, and
+    /// every operand value within its format.
+    #[test]
+    fn integer_boundary_tiles_land_at_the_ends_of_s32() {
+        let p = crate::exec::path_by_id("mma.m16n8k32.s32.s8.u8.s32.satfinite").unwrap();
+        let (mut near_top, mut near_bottom, mut beyond) = (0, 0, 0);
+        for i in 0..60 {
+            let c = case_at(p, 4, i);
+            c.validate().unwrap();
+            for e in 0..c.m * c.n {
+                let dot: i64 = (0..c.k).map(|kk| c.a_fmt.int_value(c.a_at(e / c.n, kk)) * c.b_fmt.int_value(c.b_at(kk, e % c.n))).sum();
+                let total = Format::S32.int_value(c.c[e]) + dot;
+                near_top += ((total - i32::MAX as i64).abs() <= 3) as usize;
+                near_bottom += ((total - i32::MIN as i64).abs() <= 3) as usize;
+                beyond += (total > i32::MAX as i64 || total < i32::MIN as i64) as usize;
+            }
+        }
+        assert!(near_top > 1000 && near_bottom > 1000, "{near_top} {near_bottom}");
+        assert!(beyond > 1000, "{beyond}");
+    }
 
     #[test]
     fn values_cover_every_class_and_subnormals() {

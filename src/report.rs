@@ -48,6 +48,10 @@ fn value(a: &Arithmetic, column: &str) -> String {
         "subnormal inputs" => format!("{:?}", a.inputs.subnormals).to_lowercase(),
         "extra bits" if a.align.mode == AlignMode::Exact => "exact".into(),
         "extra bits" => format!("{} ({:?})", a.align.extra_bits, a.align.exponent).to_lowercase(),
+        "accumulation" if a.accumulator.format.is_some_and(|f| f.is_integer()) => {
+            let end = if a.accumulator.overflow == crate::format::Overflow::Saturate { "clamped to" } else { "wrapping in" };
+            format!("exact integer sum, {end} {}", a.accumulator.format.map_or("", |f| f.name()))
+        }
         "accumulation" => {
             let acc = a.accumulator.format.map_or("D".into(), |f| f.name().to_string());
             let bits = a.accumulator.precision.map_or(String::new(), |q| format!(", {q} bits"));

@@ -55,7 +55,8 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
             (Side::Gpu { gpus: vec![gpu], path: p }, Some(prov))
         }
     };
-    let base = Model::load(&format!("sm90:{}", p.id)).or_else(|_| Model::load("h100"))?;
+    let fallback = if p.c_fmt.is_integer() { "s32-exact" } else { "h100" };
+    let base = Model::load(&format!("sm90:{}", p.id)).or_else(|_| Model::load(fallback))?;
     // The pool and the batch are sized for tiles of up to 512 elements of depth 16 (m16n8k16,
     // m64n8k16); wider tiles (wgmma N = 16 to 256) and deeper ones (FP8 K = 32, chains of four
     // instructions) get proportionally fewer, so a round costs about the same.

@@ -51,7 +51,7 @@ pub fn check(only: Option<&str>, device: usize, tiles: usize) -> anyhow::Result<
         }
         let cases = layout::integer_cases(p, tiles, 7);
         let run = gpu.run_checked(p, &cases)?;
-        let wrong = cases.iter().zip(&run.results).filter(|(c, d)| layout::expected(c) != **d).count();
+        let wrong = cases.iter().zip(&run.results).filter(|(c, d)| layout::expected(p, c) != **d).count();
         let ok = wrong == 0 && run.nondeterministic == 0;
         failed += !ok as usize;
         println!(
@@ -61,7 +61,7 @@ pub fn check(only: Option<&str>, device: usize, tiles: usize) -> anyhow::Result<
             if run.nondeterministic == 0 { "ok" } else { "FAILED" },
             run.nondeterministic
         );
-        if let Some((c, d)) = cases.iter().zip(&run.results).find(|(c, d)| layout::expected(c) != **d) {
+        if let Some((c, d)) = cases.iter().zip(&run.results).find(|(c, d)| layout::expected(p, c) != **d) {
             println!("  first wrong tile: {}", c.result_json(d));
         }
     }

@@ -23,7 +23,10 @@ pub fn models(show: Option<&str>) -> anyhow::Result<ExitCode> {
                 println!("# source: {s}");
             }
             let variants = m.variant_formats();
-            for f in Format::ALL {
+            // An integer model shows its integer arithmetic; a float model its float variants.
+            let integer = m.arithmetic(Format::S8).accumulator.format.is_some_and(|f| f.is_integer());
+            let shown: Vec<Format> = if integer { vec![Format::S8] } else { Format::ALL.to_vec() };
+            for f in shown {
                 let label = if variants.contains(&f) { "its own variant" } else { "base knobs" };
                 println!("\n# A in {f} ({label})");
                 print!("{}", toml::to_string(m.arithmetic(f))?);

@@ -40,6 +40,9 @@ pub fn inputs_hash(c: &MmaCase) -> String {
 /// A bit pattern's place in the format's total order (-0 just below +0, NaNs beyond the
 /// infinities): an order-preserving bijection between the format's patterns and integers.
 pub fn order_key(bits: u64, f: Format) -> i64 {
+    if f.is_integer() {
+        return f.int_value(bits);
+    }
     let w = f.storage_bits();
     let sign = bits >> (w - 1) & 1 == 1;
     let mag = (bits & (f.mask() >> 1)) as i64;
@@ -48,6 +51,9 @@ pub fn order_key(bits: u64, f: Format) -> i64 {
 
 /// The inverse of [`order_key`].
 pub fn from_order_key(key: i64, f: Format) -> u64 {
+    if f.is_integer() {
+        return key as u64 & f.mask();
+    }
     let sign_bit = 1u64 << (f.storage_bits() - 1);
     if key >= 0 { key as u64 } else { sign_bit | (-(key + 1)) as u64 }
 }
@@ -82,10 +88,12 @@ pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
     let Window { terms: window, sum, field } = window;
     let operands = |kk: usize| (c.a_fmt.to_f64(c.a_at(i, kk)), c.b_fmt.to_f64(c.b_at(kk, j)));
     let cv = c.c_fmt.to_f64(c.c_at(i, j));
+    // b1 `.xor.popc` pairs contribute a XOR b, not a·b.
+    let xor = c.xor_pairs();
     let terms = || {
         std::iter::once(cv).chain((0..c.k).map(move |kk| {
             let (a, b) = operands(kk);
-            a * b
+            if xor { ((a as i64) ^ (b as i64)) as f64 } else { a * b }
         }))
     };
     let live = |t: f64| t.is_finite() && t != 0.0;
@@ -152,14 +160,27 @@ fn windows() -> impl Iterator<Item = Window> {
 /// Where the steps of one element count from: the reference's floor in `f`; for a NaN
 /// reference, +0 in lines without a window (as first written) and the all-ones NaN (what the
 /// hardware returns) in lines with one.
+///
+/// Integer formats count from the reference taken modulo 2^width in lines without a window (a
+/// wrapped-around D is 0 steps from it) and from the reference clamped to the range in lines
+/// with one (a saturated D is a few steps from it); the encoder picks per tile.
 fn anchor(reference: f64, f: Format, windowed: bool) -> i64 {
+    if let Some(range) = f.integer() {
+        let floor = if reference.is_nan() { 0 } else { reference.floor() as i64 };
+        return if windowed { floor.clamp(range.min(), range.max()) } else { order_key(from_order_key(floor, f), f) };
+    }
     if reference.is_nan() && windowed { order_key(f.mask() >> 1, f) } else { floor_key(reference, f) }
 }
 
 /// One pattern of `f` as steps from an f64 reference (wrapping: exact for every pattern, NaNs
 /// included).
 pub fn step_from(bits: u64, reference: f64, f: Format, windowed: bool) -> i64 {
-    order_key(bits, f).wrapping_sub(anchor(reference, f, windowed))
+    let step = order_key(bits, f).wrapping_sub(anchor(reference, f, windowed));
+    match f.integer() {
+        // Integers count modulo 2^width: a wrapped-around sum is 0 steps from its reference.
+        Some(i) => (step << (64 - i.bits)) >> (64 - i.bits),
+        None => step,
+    }
 }
 
 /// The inverse of [`step_from`].
@@ -342,6 +363,35 @@ mod tests {
 
     fn path(id: &str) -> &'static PathSpec {
         crate::exec::path_by_id(id).unwrap()
+    }
+
+    /// Integer D round-trips through steps whether it wrapped or saturated: 0 steps from the
+    /// reference modulo 2^32 when it wrapped around, a few from the clamped reference (a window
+    /// line) when it saturated.
+    #[test]
+    fn integer_results_step_from_the_wrapped_reference() {
+        use crate::format::Overflow;
+        let p = path("mma.m16n8k32.s32.s8.s8.s32");
+        let mut wrapped_steps = 0;
+        for i in 0..40 {
+            let case = crate::gen::case_at(p, 9, i);
+            let exact: Vec<i128> = (0..case.m * case.n)
+                .map(|e| (0..case.k).fold(Format::S32.int_value(case.c[e]) as i128, |s, kk| s + (Format::S8.int_value(case.a_at(e / case.n, kk)) * Format::S8.int_value(case.b_at(kk, e % case.n))) as i128))
+                .collect();
+            for ovf in [Overflow::Wrap, Overflow::Saturate] {
+                let d: Vec<u64> = exact.iter().map(|&v| Format::S32.int_bits(v, ovf)).collect();
+                // Any window clamps; this one cuts nothing (the encoder's first).
+                let window = (ovf == Overflow::Saturate).then_some(Window::default());
+                let steps = d_to_steps(&case, &d, window);
+                assert_eq!(steps_to_d(&case, &steps, window), d);
+                assert_eq!(steps_to_d(&case, &d_to_steps(&case, &d, None), None), d, "every anchor decodes");
+                assert!(steps.iter().all(|s| s.abs() <= 3), "{ovf:?}: {steps:?}");
+                if ovf == Overflow::Wrap {
+                    wrapped_steps += steps.iter().filter(|&&s| s != 0).count();
+                }
+            }
+        }
+        assert_eq!(wrapped_steps, 0);
     }
 
     /// Every pattern of every output format survives the order key both ways, and the key

@@ -143,7 +143,9 @@ impl Gpu {
         }
         let f = self.kernel(path)?;
         let m = path.module;
-        match (path.a_fmt.storage_bits(), path.c_fmt.storage_bits()) {
+        // Element containers: 4-bit and 1-bit operands travel one per byte.
+        let container = |f: crate::Format| f.storage_bits().div_ceil(8) * 8;
+        match (container(path.a_fmt), container(path.c_fmt)) {
             (8, 32) => self.launch::<u8, u32>(&f, m, cases, poisons),
             (8, 16) => self.launch::<u8, u16>(&f, m, cases, poisons),
             (16, 32) => self.launch::<u16, u32>(&f, m, cases, poisons),

@@ -10,6 +10,8 @@ use rand::{Rng, SeedableRng};
 pub fn integer_cases(path: &PathSpec, count: usize, seed: u64) -> Vec<MmaCase> {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
     let int = |rng: &mut rand_xoshiro::Xoshiro256PlusPlus, f: crate::Format, lo: i32, hi: i32| {
+        // Integer formats: the part of the range they hold (u8: 0..=3, b1: 0..=1).
+        let (lo, hi) = f.integer().map_or((lo, hi), |r| (lo.max(r.min() as i32), hi.min(r.max() as i32)));
         let v = rng.gen_range(lo..=hi) as f64;
         crate::probes::bits_of(f, v)
     };
@@ -27,9 +29,19 @@ pub fn integer_cases(path: &PathSpec, count: usize, seed: u64) -> Vec<MmaCase> {
 
 /// The exact result of an [`integer_cases`] tile: small integers, so f64 sums them exactly
 /// (cheap enough for 2,048 wide wgmma tiles; the tests hold it to MPFR's exact value).
-pub fn expected(case: &MmaCase) -> Vec<u64> {
+pub fn expected(path: &PathSpec, case: &MmaCase) -> Vec<u64> {
+    if case.c_fmt.is_integer() {
+        return expected_integer(case, path.xor_popc());
+    }
     let dot = |i: usize, j: usize| (0..case.k).fold(case.c_fmt.to_f64(case.c_at(i, j)), |s, kk| s + case.a_fmt.to_f64(case.a_at(i, kk)) * case.b_fmt.to_f64(case.b_at(kk, j)));
     (0..case.m * case.n).map(|e| crate::probes::bits_of(case.c_fmt, dot(e / case.n, e % case.n))).collect()
+}
+
+/// [`expected`] for an integer path, whose `b1` pairs contribute `a XOR b` with `xor`.
+fn expected_integer(case: &MmaCase, xor: bool) -> Vec<u64> {
+    let pair = |a: i64, b: i64| if xor { a ^ b } else { a * b };
+    let dot = |i: usize, j: usize| (0..case.k).fold(case.c_fmt.int_value(case.c_at(i, j)), |s, kk| s + pair(case.a_fmt.int_value(case.a_at(i, kk)), case.b_fmt.int_value(case.b_at(kk, j))));
+    (0..case.m * case.n).map(|e| case.c_fmt.int_bits(dot(e / case.n, e % case.n) as i128, crate::format::Overflow::Wrap)).collect()
 }
 
 #[cfg(test)]
@@ -47,7 +59,7 @@ mod tests {
             let mut nonzero = 0;
             for c in &cases {
                 path.check(c).unwrap();
-                for (x, bits) in crate::exact::exact_tile(c).iter().zip(expected(c)) {
+                for (x, bits) in crate::exact::exact_tile(c).iter().zip(expected(path, c)) {
                     let v = c.c_fmt.decode(bits).to_f64();
                     assert_eq!(v.fract(), 0.0);
                     assert!(v.abs() <= 16.0 * 9.0 * (path.k as f64) + 8.0);

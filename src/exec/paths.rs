@@ -107,6 +107,25 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "wgmma.m64n8k16.f32.bf16.bf16.chain4", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 64, kernel: "wgmma_m64n8k16_f32_bf16_bf16_chain4", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k16.f16.f16.f16.chain4", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 64, n: 8, k: 64, kernel: "wgmma_m64n8k16_f16_f16_f16_chain4", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k32.f32.e4m3.e4m3.chain4", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 128, kernel: "wgmma_m64n8k32_f32_e4m3_e4m3_chain4", module: Module::Wgmma, min_cc: (9, 0) },
+    // Integer operands into s32 (kernels/mma_int.cuh, kernels/wgmma_int.cuh); `.satfinite`
+    // clamps where the plain form wraps around.
+    PathSpec { id: "mma.m16n8k32.s32.s8.s8.s32", a_fmt: Format::S8, b_fmt: Format::S8, c_fmt: Format::S32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_s32_s8_s8_s32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k32.s32.s8.s8.s32.satfinite", a_fmt: Format::S8, b_fmt: Format::S8, c_fmt: Format::S32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_s32_s8_s8_s32_satfinite", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k32.s32.u8.u8.s32", a_fmt: Format::U8, b_fmt: Format::U8, c_fmt: Format::S32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_s32_u8_u8_s32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k32.s32.u8.u8.s32.satfinite", a_fmt: Format::U8, b_fmt: Format::U8, c_fmt: Format::S32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_s32_u8_u8_s32_satfinite", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k32.s32.s8.u8.s32.satfinite", a_fmt: Format::S8, b_fmt: Format::U8, c_fmt: Format::S32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_s32_s8_u8_s32_satfinite", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k32.s32.u8.s8.s32", a_fmt: Format::U8, b_fmt: Format::S8, c_fmt: Format::S32, m: 16, n: 8, k: 32, kernel: "mma_m16n8k32_s32_u8_s8_s32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.s32.s8.s8.s32", a_fmt: Format::S8, b_fmt: Format::S8, c_fmt: Format::S32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_s32_s8_s8_s32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k16.s32.s8.s8.s32.satfinite", a_fmt: Format::S8, b_fmt: Format::S8, c_fmt: Format::S32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_s32_s8_s8_s32_satfinite", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k64.s32.s4.s4.s32", a_fmt: Format::S4, b_fmt: Format::S4, c_fmt: Format::S32, m: 16, n: 8, k: 64, kernel: "mma_m16n8k64_s32_s4_s4_s32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k64.s32.s4.s4.s32.satfinite", a_fmt: Format::S4, b_fmt: Format::S4, c_fmt: Format::S32, m: 16, n: 8, k: 64, kernel: "mma_m16n8k64_s32_s4_s4_s32_satfinite", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k64.s32.u4.u4.s32", a_fmt: Format::U4, b_fmt: Format::U4, c_fmt: Format::S32, m: 16, n: 8, k: 64, kernel: "mma_m16n8k64_s32_u4_u4_s32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k256.s32.b1.b1.s32.and.popc", a_fmt: Format::B1, b_fmt: Format::B1, c_fmt: Format::S32, m: 16, n: 8, k: 256, kernel: "mma_m16n8k256_s32_b1_b1_s32_and_popc", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.m16n8k256.s32.b1.b1.s32.xor.popc", a_fmt: Format::B1, b_fmt: Format::B1, c_fmt: Format::S32, m: 16, n: 8, k: 256, kernel: "mma_m16n8k256_s32_b1_b1_s32_xor_popc", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "wgmma.m64n8k32.s32.s8.s8", a_fmt: Format::S8, b_fmt: Format::S8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_s8_s8", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k32.s32.s8.s8.satfinite", a_fmt: Format::S8, b_fmt: Format::S8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_s8_s8_satfinite", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k32.s32.u8.u8", a_fmt: Format::U8, b_fmt: Format::U8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_u8_u8", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k32.s32.s8.u8.satfinite", a_fmt: Format::S8, b_fmt: Format::U8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_s8_u8_satfinite", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "cublas.gemm.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
     PathSpec { id: "cublas.gemm.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
     PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
@@ -142,12 +161,21 @@ impl PathSpec {
     }
 
     /// Make a generated or mutated case one this path can run: C = +0 where the instruction
-    /// ignores C; other paths take every case of their shape unchanged.
+    /// ignores C, `"op": "xor"` on `.xor.popc` paths; other paths take every case of their
+    /// shape unchanged.
     pub fn conform(&self, case: &mut crate::MmaCase) {
+        if self.xor_popc() {
+            case.extra.insert("op".into(), "xor".into());
+        }
         if self.ignores_c() {
             let zero = self.c_ignored();
             case.c.iter_mut().for_each(|x| *x = zero);
         }
+    }
+
+    /// Whether the path's `b1` pairs contribute `a XOR b` (`.xor.popc`) rather than `a AND b`.
+    pub fn xor_popc(&self) -> bool {
+        self.id.ends_with(".xor.popc")
     }
 
     /// Whether a case has this path's shape and formats.
@@ -164,6 +192,10 @@ impl PathSpec {
                 "path {} takes {}x{}x{} tiles of {}/{} with C/D in {}; the case is {}x{}x{} {}/{} with C in {}",
                 self.id, self.m, self.n, self.k, self.a_fmt, self.b_fmt, self.c_fmt, case.m, case.n, case.k, case.a_fmt, case.b_fmt, case.c_fmt
             ));
+        }
+        if self.xor_popc() != case.xor_pairs() {
+            let want = if self.xor_popc() { "carry \"op\": \"xor\"" } else { "carry no \"op\" field" };
+            return Err(format!("path {} pairs bits by {}: its cases {want}", self.id, if self.xor_popc() { "XOR" } else { "AND" }));
         }
         let zero = self.c_ignored();
         if self.ignores_c() && case.c.iter().any(|&x| x != zero) {

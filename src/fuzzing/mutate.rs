@@ -81,7 +81,7 @@ fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
             let i = rng.gen_range(0..v.len());
             // Mostly the fraction, sometimes any bit (sign, exponent); tf32 ignores its low bits.
             let low = f.spec().ignored_low_bits;
-            let bit = if rng.gen_bool(0.75) { low + rng.gen_range(0..f.precision() - 1) } else { rng.gen_range(low..f.storage_bits()) };
+            let bit = if rng.gen_bool(0.75) { low + rng.gen_range(0..f.precision().saturating_sub(1).max(1)) } else { rng.gen_range(low..f.storage_bits()) };
             v[i] ^= 1u64 << bit;
         }
         "copy-term" => {
@@ -98,9 +98,9 @@ fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
             if rng.gen_bool(0.5) {
                 // Product k2 = -product k1: an exact cancellation in every element.
                 let (k1, k2) = (rng.gen_range(0..k), rng.gen_range(0..k));
-                let sign = t.a_fmt.zero_bits(true);
+                let fa = t.a_fmt;
                 for i in 0..m {
-                    t.a[i * k + k2] = t.a[i * k + k1] ^ sign;
+                    t.a[i * k + k2] = negate(fa, t.a[i * k + k1]);
                 }
                 for j in 0..n {
                     t.b[k2 * n + j] = t.b[k1 * n + j];
@@ -109,7 +109,7 @@ fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
                 let op = pick_operand(rng);
                 let (v, f) = slot(t, op);
                 let i = rng.gen_range(0..v.len());
-                v[i] ^= f.zero_bits(true);
+                v[i] = negate(f, v[i]);
             }
         }
         "move-magnitude" => {
@@ -155,6 +155,14 @@ fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
             let f = t.c_fmt;
             let (i, j) = (rng.gen_range(0..m), rng.gen_range(0..n));
             let neg = rng.gen_bool(0.5);
+            if let Some(range) = f.integer() {
+                // An end of the range, or C with C + A·B a few units from an end.
+                let dot: i64 = (0..k).map(|kk| t.a_fmt.int_value(t.a[i * k + kk]) * t.b_fmt.int_value(t.b[kk * n + j])).sum();
+                let end = if neg { range.min() } else { range.max() };
+                let c = if rng.gen_bool(0.3) { end } else { end - dot + rng.gen_range(-3..=3) };
+                t.c[i * n + j] = f.int_bits(c.clamp(range.min(), range.max()) as i128, Overflow::Saturate);
+                return;
+            }
             t.c[i * n + j] = match rng.gen_range(0..6) {
                 0 => f.max_finite_bits(neg),
                 1 => f.encode_exact(neg, 1, f.emin()).expect("smallest normal"),
@@ -233,6 +241,16 @@ fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
 }
 
 /// A finite nonzero f64 rounded to nearest into a format.
+/// -x: the sign flipped (floats), or the two's-complement negation (integers; unsigned ones
+/// and the most negative value wrap).
+fn negate(f: Format, x: u64) -> u64 {
+    if f.is_integer() {
+        f.int_bits(-(f.int_value(x) as i128), Overflow::Wrap)
+    } else {
+        x ^ f.zero_bits(true)
+    }
+}
+
 fn f64_into(f: Format, v: f64) -> u64 {
     let d = Format::F64.decode(v.to_bits());
     f.round(d.neg, d.sig as u128, d.exp, false, Rounding::Rne, Overflow::Ieee)

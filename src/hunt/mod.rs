@@ -340,8 +340,9 @@ impl<'s> Hunt<'s> {
                 }
             }
         }
-        if self.cfg.path.ignores_c() {
-            // C is not read (scale-d = 0): raising it cannot change D, and the path's cases keep +0.
+        if self.cfg.path.ignores_c() || fmt.is_integer() {
+            // C is not read (scale-d = 0): raising it cannot change D, and the path's cases keep
+            // +0. Integer sums wrap around: D is not monotone in C there, by design.
             return Ok(());
         }
         let raised: Vec<MmaCase> = picked.iter().map(|&t| raise_c(&tiles[t])).collect();

@@ -28,6 +28,12 @@ fn axis(path: &'static str) -> Axis {
 /// The core axes for a path: block structure, alignment and the accumulator's rounding, plus
 /// the output conversion where D is narrower than the accumulator and product rounding for f64.
 pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
+    if p.c_fmt.is_integer() {
+        // Integer paths: the integer datapath's knobs are the whole space.
+        let mut axes: Vec<Axis> = knobs::integer_knobs().into_iter().map(|k| Axis { path: k.path, values: k.values }).collect();
+        axes[0].values.retain(|w| w.as_integer().is_some_and(|w| w as usize <= p.k));
+        return axes;
+    }
     let mut axes: Vec<Axis> = ["blocks.width", "blocks.interleave", "blocks.order", "blocks.c", "blocks.normalise", "align.mode", "align.exponent", "align.extra_bits", "accumulator.rounding"]
         .into_iter()
         .map(axis)
@@ -55,6 +61,10 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
 /// smallest normal; elsewhere the largest term always anchors above the floor, so it cannot
 /// matter and is left out.
 pub fn special_axes(p: &PathSpec) -> Vec<Axis> {
+    if p.c_fmt.is_integer() {
+        // No NaN, infinity, zero sign or subnormal in integer formats.
+        return Vec::new();
+    }
     // The highest smallest-normal among the accumulators searched (f32, or D's own format).
     let acc_emin = if p.c_fmt == Format::F64 { Format::F64.emin() } else { Format::F32.emin().max(p.c_fmt.emin()) };
     let tiny_products = 2 * p.a_fmt.min_lsb_exp() < acc_emin;

@@ -29,6 +29,10 @@ pub enum Operand {
 pub fn element(f: Format, seed: u64, operand: Operand, index: u64) -> u64 {
     let key = (seed << 40).wrapping_add((operand as u64) << 36).wrapping_add(index);
     let r = splitmix64(key);
+    if f.is_integer() {
+        // Integer GEMMs: uniform over the format's patterns.
+        return r & f.mask();
+    }
     let (width, mant, bias) = layout(f);
     let sign = r >> 63;
     let field = bias - 4 + ((r >> 56) & 7);
@@ -49,6 +53,8 @@ fn layout(f: Format) -> (u32, u32, u64) {
         Format::F64 => (64, 52, 1023),
         Format::E4m3 => (8, 3, 7),
         Format::E5m2 => (8, 2, 15),
+        // Integer formats take the branch in `element` and never get here.
+        Format::S32 | Format::S8 | Format::U8 | Format::S4 | Format::U4 | Format::B1 => (f.storage_bits(), 0, 0),
     }
 }
 

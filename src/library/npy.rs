@@ -35,7 +35,16 @@ pub fn read(path: &Path, format: Format) -> Result<Matrix, NpyError> {
     }
     let DType::Plain(ty) = npy.dtype() else { return Err(bad("a structured dtype is not a matrix of numbers".into())) };
     let width = ty.size_field() as u32 * 8;
+    if format.is_integer() {
+        // Integer formats: any integer dtype of the container's width (one byte for the narrow
+        // ones), as two's-complement patterns.
+        let container = format.storage_bits().div_ceil(8) * 8;
+        if !matches!(ty.type_char(), TypeChar::Int | TypeChar::Uint) || width != container {
+            return Err(bad(format!("dtype {ty} does not hold {format} elements (an int{container} or uint{container} array)")));
+        }
+    }
     let typed = match (ty.type_char(), width) {
+        _ if format.is_integer() => None,
         (TypeChar::Float, 16) => Some(Format::F16),
         (TypeChar::Float, 32) => Some(Format::F32),
         (TypeChar::Float, 64) => Some(Format::F64),
@@ -44,7 +53,7 @@ pub fn read(path: &Path, format: Format) -> Result<Matrix, NpyError> {
     };
     let fits = match typed {
         Some(t) => t == format || (t == Format::F32 && format == Format::Tf32),
-        None => width == format.storage_bits(),
+        None => width == format.storage_bits().div_ceil(8) * 8,
     };
     if !fits {
         return Err(bad(format!("dtype {ty} does not hold {format} elements ({} bits; raw bits as uint{})", format.storage_bits(), format.storage_bits())));
@@ -55,10 +64,11 @@ pub fn read(path: &Path, format: Format) -> Result<Matrix, NpyError> {
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
     let count: usize = shape.iter().product();
     let mut raw = vec![0u8; count * (width as usize / 8)];
+    let mask = format.mask();
     npy.into_inner().read_exact(&mut raw).map_err(|e| bad(format!("data shorter than its shape says: {e}")))?;
     let bits = raw
         .chunks_exact(width as usize / 8)
-        .map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64))
+        .map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64) & mask)
         .collect();
     Ok(Matrix { shape, bits })
 }
@@ -72,6 +82,10 @@ pub fn write(path: &Path, format: Format, shape: &[usize], bits: &[u64]) -> std:
         Format::F64 => "<f8",
         Format::Bf16 => "<u2",
         Format::E4m3 | Format::E5m2 => "|u1",
+        Format::S32 => "<i4",
+        // Narrow integers one per byte, as their raw (unsigned) patterns.
+        Format::S8 => "|i1",
+        Format::U8 | Format::S4 | Format::U4 | Format::B1 => "|u1",
     };
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let dims = if dims.len() == 1 { format!("{},", dims[0]) } else { dims.join(", ") };
@@ -81,7 +95,7 @@ pub fn write(path: &Path, format: Format, shape: &[usize], bits: &[u64]) -> std:
         header.push(' ');
     }
     header.push('\n');
-    let bytes_per = format.storage_bits() as usize / 8;
+    let bytes_per = format.storage_bits().div_ceil(8) as usize;
     let mut out = Vec::with_capacity(10 + header.len() + bits.len() * bytes_per);
     out.extend_from_slice(b"\x93NUMPY\x01\x00");
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());

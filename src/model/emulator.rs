@@ -18,6 +18,8 @@ pub enum EmulatorError {
     InvalidCase(#[from] FieldError),
     #[error("model '{model}' cannot take B in {b_fmt} with A in {a_fmt}: the emulator needs one input format per case")]
     MixedInputs { model: String, a_fmt: Format, b_fmt: Format },
+    #[error("model '{model}' cannot run {a_fmt}/{b_fmt} into {c_fmt}: {message}")]
+    Unsupported { model: String, a_fmt: Format, b_fmt: Format, c_fmt: Format, message: String },
 }
 
 /// A bit-accurate emulator for one model.
@@ -144,6 +146,9 @@ impl Emulator {
     pub fn run(&self, case: &MmaCase) -> Result<Vec<u64>, EmulatorError> {
         case.validate()?;
         let ar = self.model.arithmetic(case.a_fmt);
+        if let Some(blocks) = self.integer_blocks(ar, case)? {
+            return Ok(super::integer::tile(ar, &blocks, case));
+        }
         let mut tile = TileRun::new(ar, case)?;
         let mut d = if self.general_only {
             (0..case.m).flat_map(|i| (0..case.n).map(move |j| (i, j))).map(|(i, j)| tile.element(i, j)).collect()
@@ -162,6 +167,10 @@ impl Emulator {
     pub fn agrees(&self, case: &MmaCase, want: &[u64], care: impl Fn(usize) -> bool) -> Result<bool, EmulatorError> {
         case.validate()?;
         let ar = self.model.arithmetic(case.a_fmt);
+        if let Some(blocks) = self.integer_blocks(ar, case)? {
+            let d = super::integer::tile(ar, &blocks, case);
+            return Ok(d.into_iter().enumerate().all(|(idx, got)| !care(idx) || want.get(idx) == Some(&got)));
+        }
         let unsigned = ar.specials.zero_sign == ZeroSign::Unsigned;
         let same = |idx: usize, got: u64| !care(idx) || want.get(idx) == Some(&if unsigned { unsigned_zero(case.c_fmt, got) } else { got });
         let mut tile = TileRun::new(ar, case)?;
@@ -184,10 +193,26 @@ impl Emulator {
         Ok(true)
     }
 
+    /// For an integer case, the blocks of K the integer datapath sums (or why this model cannot
+    /// run it); `None` for a floating-point case.
+    fn integer_blocks(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<Vec<usize>>>, EmulatorError> {
+        if !case.c_fmt.is_integer() {
+            return Ok(None);
+        }
+        if let Some(message) = super::integer::unsupported(ar, case) {
+            let (a_fmt, b_fmt, c_fmt) = (case.a_fmt, case.b_fmt, case.c_fmt);
+            return Err(EmulatorError::Unsupported { model: self.model.name.clone(), a_fmt, b_fmt, c_fmt, message });
+        }
+        Ok(Some(block_members(&ar.blocks, case.k)))
+    }
+
     /// Compute one element of D (row `i`, column `j`).
     pub fn run_element(&self, case: &MmaCase, i: usize, j: usize) -> Result<u64, EmulatorError> {
         case.validate()?;
         let ar = self.model.arithmetic(case.a_fmt);
+        if let Some(blocks) = self.integer_blocks(ar, case)? {
+            return Ok(super::integer::element(ar, &blocks, case, i, j));
+        }
         let mut tile = TileRun::new(ar, case)?;
         let d = if self.general_only { tile.element(i, j) } else { tile.one(i, j) };
         Ok(if ar.specials.zero_sign == ZeroSign::Unsigned { unsigned_zero(case.c_fmt, d) } else { d })

@@ -45,6 +45,22 @@ pub fn knobs() -> Vec<Knob> {
     ]
 }
 
+/// The knobs of the integer datapath (s8/u8/s4/u4/b1 into s32): how K is cut into blocks,
+/// where C enters, and wrap-around or saturation.
+pub fn integer_knobs() -> Vec<Knob> {
+    let ints = |v: &[i64]| v.iter().map(|&x| toml::Value::Integer(x)).collect::<Vec<_>>();
+    vec![
+        Knob { path: "blocks.width", values: ints(&[0, 4, 8, 16, 32, 64, 128]) },
+        Knob { path: "blocks.c", values: strs(&["fused", "after"]) },
+        Knob { path: "accumulator.overflow", values: strs(&["wrap", "saturate"]) },
+    ]
+}
+
+/// The knobs that matter for inputs of `a_fmt`.
+pub fn knobs_for(a_fmt: Format) -> Vec<Knob> {
+    if a_fmt.is_integer() { integer_knobs() } else { knobs() }
+}
+
 /// A model holding exactly this arithmetic for every input format.
 pub fn model_of(name: &str, arith: &Arithmetic) -> Result<Model, String> {
     let table = toml::Table::try_from(arith).map_err(|e| e.to_string())?;
@@ -57,7 +73,7 @@ pub fn single_knob_changes(model: &Model, a_fmt: Format) -> Vec<(String, Model)>
     let arith = model.arithmetic(a_fmt);
     let Ok(table) = toml::Table::try_from(arith) else { return vec![] };
     let mut out = Vec::new();
-    for knob in knobs() {
+    for knob in knobs_for(a_fmt) {
         let (section, key) = knob.path.split_once('.').expect("knob paths are section.key");
         for v in knob.values {
             let mut t = table.clone();

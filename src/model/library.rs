@@ -8,6 +8,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("v100-hickmann", include_str!("../../models/v100-hickmann.toml")),
     ("a100", include_str!("../../models/a100.toml")),
     ("h100", include_str!("../../models/h100.toml")),
+    ("s32-exact", include_str!("../../models/s32-exact.toml")),
 ];
 
 /// Per-path models, named `ARCH:PATH` (files `models/<arch>/<path>.toml`).
@@ -78,6 +79,23 @@ const EMBEDDED_ARCH: &[(&str, &str)] = &[
     ("sm90:wgmma.m64n8k16.f32.bf16.bf16.chain4", include_str!("../../models/sm90/wgmma.m64n8k16.f32.bf16.bf16.chain4.toml")),
     ("sm90:wgmma.m64n8k16.f16.f16.f16.chain4", include_str!("../../models/sm90/wgmma.m64n8k16.f16.f16.f16.chain4.toml")),
     ("sm90:wgmma.m64n8k32.f32.e4m3.e4m3.chain4", include_str!("../../models/sm90/wgmma.m64n8k32.f32.e4m3.e4m3.chain4.toml")),
+    ("sm90:mma.m16n8k32.s32.s8.s8.s32", include_str!("../../models/sm90/mma.m16n8k32.s32.s8.s8.s32.toml")),
+    ("sm90:mma.m16n8k32.s32.s8.s8.s32.satfinite", include_str!("../../models/sm90/mma.m16n8k32.s32.s8.s8.s32.satfinite.toml")),
+    ("sm90:mma.m16n8k32.s32.u8.u8.s32", include_str!("../../models/sm90/mma.m16n8k32.s32.u8.u8.s32.toml")),
+    ("sm90:mma.m16n8k32.s32.u8.u8.s32.satfinite", include_str!("../../models/sm90/mma.m16n8k32.s32.u8.u8.s32.satfinite.toml")),
+    ("sm90:mma.m16n8k32.s32.s8.u8.s32.satfinite", include_str!("../../models/sm90/mma.m16n8k32.s32.s8.u8.s32.satfinite.toml")),
+    ("sm90:mma.m16n8k32.s32.u8.s8.s32", include_str!("../../models/sm90/mma.m16n8k32.s32.u8.s8.s32.toml")),
+    ("sm90:mma.m16n8k16.s32.s8.s8.s32", include_str!("../../models/sm90/mma.m16n8k16.s32.s8.s8.s32.toml")),
+    ("sm90:mma.m16n8k16.s32.s8.s8.s32.satfinite", include_str!("../../models/sm90/mma.m16n8k16.s32.s8.s8.s32.satfinite.toml")),
+    ("sm90:mma.m16n8k64.s32.s4.s4.s32", include_str!("../../models/sm90/mma.m16n8k64.s32.s4.s4.s32.toml")),
+    ("sm90:mma.m16n8k64.s32.s4.s4.s32.satfinite", include_str!("../../models/sm90/mma.m16n8k64.s32.s4.s4.s32.satfinite.toml")),
+    ("sm90:mma.m16n8k64.s32.u4.u4.s32", include_str!("../../models/sm90/mma.m16n8k64.s32.u4.u4.s32.toml")),
+    ("sm90:mma.m16n8k256.s32.b1.b1.s32.and.popc", include_str!("../../models/sm90/mma.m16n8k256.s32.b1.b1.s32.and.popc.toml")),
+    ("sm90:mma.m16n8k256.s32.b1.b1.s32.xor.popc", include_str!("../../models/sm90/mma.m16n8k256.s32.b1.b1.s32.xor.popc.toml")),
+    ("sm90:wgmma.m64n8k32.s32.s8.s8", include_str!("../../models/sm90/wgmma.m64n8k32.s32.s8.s8.toml")),
+    ("sm90:wgmma.m64n8k32.s32.s8.s8.satfinite", include_str!("../../models/sm90/wgmma.m64n8k32.s32.s8.s8.satfinite.toml")),
+    ("sm90:wgmma.m64n8k32.s32.u8.u8", include_str!("../../models/sm90/wgmma.m64n8k32.s32.u8.u8.toml")),
+    ("sm90:wgmma.m64n8k32.s32.s8.u8.satfinite", include_str!("../../models/sm90/wgmma.m64n8k32.s32.s8.u8.satfinite.toml")),
 ];
 
 /// Names of the embedded models, in library order (the per-path `ARCH:PATH` ones are listed by

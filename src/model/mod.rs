@@ -6,6 +6,7 @@
 //! [`Model::arithmetic`] merges the two and yields the [`Arithmetic`] the emulator obeys.
 
 mod emulator;
+mod integer;
 pub mod knobs;
 mod lanes;
 mod library;
@@ -381,7 +382,7 @@ impl Model {
             }
         }
         let mut model = Model { name, description, sources, schedule, base: table, variants, resolved: BTreeMap::new() };
-        for f in Format::ALL {
+        for f in Format::ALL.into_iter().chain(Format::INTEGERS) {
             let arith = model.resolve(f).map_err(|m| invalid(&model.name, m))?;
             model.resolved.insert(f, arith);
         }
@@ -405,7 +406,7 @@ impl Model {
     pub fn with_overrides(&self, name: &str, over: &toml::Table) -> Result<Model, ModelError> {
         let mut model = Model { name: name.to_string(), resolved: BTreeMap::new(), ..self.clone() };
         merge(&mut model.base, over);
-        for f in Format::ALL {
+        for f in Format::ALL.into_iter().chain(Format::INTEGERS) {
             let arith = model.resolve(f).map_err(|message| ModelError::Invalid { name: name.to_string(), message })?;
             model.resolved.insert(f, arith);
         }

@@ -186,3 +186,5 @@ WGMMA_FP8_F16(wgmma_m64n8k32_f16_e5m2_e5m2, "e5m2")
 #include "wgmma_wide.cuh"
 // Forms of m64n8 (shared-memory A, transposes, scale-d = 0, negation, chains over K).
 #include "wgmma_forms.cuh"
+// Integer operands into s32.
+#include "wgmma_int.cuh"

@@ -1,0 +1,111 @@
+//! The integer datapath: s8/u8/s4/u4/b1 operands into s32 (`mma` and `wgmma` with integer
+//! types). Products and block sums are exact; what a model decides is where C enters, how K is
+//! cut into blocks, and what an addition beyond s32 does: wrap around (PTX's default) or clamp
+//! (`.satfinite`) after each addition to the running sum.
+
+use super::{Arithmetic, CPlacement};
+use crate::case::MmaCase;
+use crate::format::Overflow;
+
+/// Why a model cannot run an integer case.
+pub(crate) fn unsupported(ar: &Arithmetic, case: &MmaCase) -> Option<String> {
+    let acc = ar.accumulator.format.unwrap_or(case.c_fmt);
+    if !acc.is_integer() {
+        return Some(format!("its accumulator is {acc}, a floating-point format: integer cases need an integer model (models/sm90/mma.*.s32.*)"));
+    }
+    None
+}
+
+/// Element (i, j) of D.
+pub(crate) fn element(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase, i: usize, j: usize) -> u64 {
+    let acc = ar.accumulator.format.unwrap_or(case.c_fmt);
+    let ovf = ar.accumulator.overflow;
+    // One addition into the running sum: exact, then wrapped or clamped to the accumulator.
+    let add = |run: i64, x: i64| acc.int_value(acc.int_bits(run as i128 + x as i128, ovf));
+    // What a pair contributes is the instruction's, so the case says it: b1 `.xor.popc`
+    // cases carry `"op": "xor"`; every other pair is a product (`.and.popc` too).
+    let xor = case.xor_pairs();
+    let term = |kk: usize| {
+        let (a, b) = (case.a_fmt.int_value(case.a_at(i, kk)), case.b_fmt.int_value(case.b_at(kk, j)));
+        if xor { a ^ b } else { a * b }
+    };
+    let c = case.c_fmt.int_value(case.c_at(i, j));
+    let after = ar.blocks.c == CPlacement::After;
+    let mut run = if after { 0 } else { c };
+    for block in blocks {
+        run = add(run, block.iter().map(|&kk| term(kk)).sum());
+    }
+    if after {
+        run = add(run, c);
+    }
+    case.c_fmt.int_bits(run as i128, if ovf == Overflow::Saturate { ovf } else { Overflow::Wrap })
+}
+
+/// Every element of D, row-major.
+pub(crate) fn tile(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase) -> Vec<u64> {
+    (0..case.m * case.n).map(|e| element(ar, blocks, case, e / case.n, e % case.n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Format;
+    use crate::model::knobs::model_of;
+
+    fn model(overflow: &str, c: &str, width: usize) -> crate::model::Model {
+        let src = format!(
+            "[blocks]\nwidth = {width}\nc = \"{c}\"\n[align]\nmode = \"exact\"\n[accumulator]\nformat = \"s32\"\nrounding = \"rz\"\noverflow = \"{overflow}\"\n"
+        );
+        crate::model::Model::from_toml("int", &src).unwrap()
+    }
+
+    fn case(a_fmt: Format, a: &[i64], b: &[i64], c: i64) -> MmaCase {
+        let k = a.len();
+        let mut case = MmaCase::zeros(a_fmt, Format::S32, 1, 1, k);
+        case.a = a.iter().map(|&x| (x as u64) & a_fmt.mask()).collect();
+        case.b = b.iter().map(|&x| (x as u64) & a_fmt.mask()).collect();
+        case.c = vec![(c as u64) & Format::S32.mask()];
+        case
+    }
+
+    fn run(m: &crate::model::Model, case: &MmaCase) -> i64 {
+        let d = crate::model::Emulator::new(m.clone()).run(case).unwrap();
+        Format::S32.int_value(d[0])
+    }
+
+    #[test]
+    fn exact_dot_products_wrap_or_saturate() {
+        let max = i32::MAX as i64;
+        let (wrap, sat) = (model("wrap", "fused", 0), model("saturate", "fused", 0));
+        let plain = case(Format::S8, &[-128, 127, 3], &[-128, 127, -5], 10);
+        assert_eq!(run(&wrap, &plain), 16384 + 16129 - 15 + 10);
+        assert_eq!(run(&sat, &plain), 16384 + 16129 - 15 + 10);
+        let over = case(Format::S8, &[100, 1], &[2, 1], max - 150);
+        assert_eq!(run(&wrap, &over), i32::MIN as i64 + 50);
+        assert_eq!(run(&sat, &over), max);
+        let under = case(Format::S8, &[-128], &[127], i32::MIN as i64 + 5);
+        assert_eq!(run(&sat, &under), i32::MIN as i64);
+        // Saturating per block: C + block 0 clamps, then block 1 brings the sum back down.
+        let back = case(Format::S8, &[100, -100], &[1, 1], max - 50);
+        assert_eq!(run(&sat, &back), max - 50, "one block: exact sum in range");
+        assert_eq!(run(&model("saturate", "fused", 1), &back), max - 100);
+        assert_eq!(run(&model("saturate", "after", 1), &back), max - 50);
+    }
+
+    #[test]
+    fn unsigned_four_bit_and_single_bit_operands() {
+        let wrap = model("wrap", "fused", 0);
+        assert_eq!(run(&wrap, &case(Format::U8, &[255, 200], &[255, 2], 0)), 65025 + 400);
+        assert_eq!(run(&wrap, &case(Format::S4, &[-8, 7], &[-8, 7], 1)), 64 + 49 + 1);
+        assert_eq!(run(&wrap, &case(Format::U4, &[15], &[15], -1)), 224);
+        let mut bits = case(Format::B1, &[1, 1, 0, 1, 0], &[1, 0, 1, 1, 0], 5);
+        assert_eq!(run(&wrap, &bits), 7, "and.popc: two pairs of ones");
+        bits.extra.insert("op".into(), "xor".into());
+        assert_eq!(run(&wrap, &bits), 7, "xor.popc: two pairs differ");
+        let x = crate::exact::exact_element(&bits, 0, 0);
+        assert_eq!(x.round(Format::S32, crate::format::Rounding::Rne), 7, "the reference XORs too");
+        let float = model_of("f", crate::model::Model::load("h100").unwrap().arithmetic(Format::F16)).unwrap();
+        let err = crate::model::Emulator::new(float).run(&case(Format::S8, &[1], &[1], 0)).unwrap_err();
+        assert!(err.to_string().contains("integer"), "{err}");
+    }
+}
