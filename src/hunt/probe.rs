@@ -127,8 +127,13 @@ fn lead_exp(sig: u64, exp: i32) -> i32 {
     exp + 63 - sig.leading_zeros() as i32
 }
 
-/// A value as text, exactly: `1`, `-0`, `2^-24`, `3·2^-24`, `+inf`, `NaN(7fff)`; subnormals marked.
+/// A value as text, exactly: `1`, `-0`, `2^-24`, `3·2^-24`, `+inf`, `NaN(7fff)`; subnormals
+/// marked; integers in decimal.
 pub fn value_text(f: Format, bits: u64) -> String {
+    if f.is_integer() {
+        // Integers in decimal: `-128`, `2147483647`.
+        return f.int_value(bits).to_string();
+    }
     let d = f.decode(bits);
     let sign = if d.neg { "-" } else { "" };
     match d.class {
@@ -187,7 +192,10 @@ fn simpler_values(f: Format, x: u64) -> Vec<u64> {
         }
         Class::Inf | Class::Zero => {}
     }
-    if d.neg {
+    if d.neg && f.is_integer() {
+        // |x| where the format holds it (not -2^(w-1)).
+        out.extend(f.encode_exact(false, d.sig, d.exp));
+    } else if d.neg {
         out.push(x & !(1u64 << (f.storage_bits() - 1)));
     }
     out.retain(|&v| v != x);
@@ -397,6 +405,8 @@ mod tests {
         assert!(cands.iter().any(|c| (c.i, c.j) == (0, 0)));
         assert!(cands.iter().any(|c| c.live_terms().len() == 2));
         assert_eq!(value_text(Format::F32, 0xc040_0000), "-3");
+        assert_eq!(value_text(Format::S32, 0x7fff_ffff), "2147483647");
+        assert_eq!(value_text(Format::S8, 0x80), "-128");
         assert_eq!(value_text(Format::F16, 0x3e00), "1.5");
         assert_eq!(value_text(Format::F16, 0x3c01), "(2^0 + 2^-10)");
         assert_eq!(value_text(Format::F32, 0x3f80_0003), "(2^0 + 2^-22 + 2^-23)");
