@@ -126,6 +126,7 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "wgmma.m64n8k32.s32.s8.s8.satfinite", a_fmt: Format::S8, b_fmt: Format::S8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_s8_s8_satfinite", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k32.s32.u8.u8", a_fmt: Format::U8, b_fmt: Format::U8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_u8_u8", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k32.s32.s8.u8.satfinite", a_fmt: Format::S8, b_fmt: Format::U8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_s8_u8_satfinite", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.m64n8k256.s32.b1.b1.and.popc", a_fmt: Format::B1, b_fmt: Format::B1, c_fmt: Format::S32, m: 64, n: 8, k: 256, kernel: "wgmma_m64n8k256_s32_b1_b1_and_popc", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "cublas.gemm.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
     PathSpec { id: "cublas.gemm.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
     PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },

@@ -96,6 +96,7 @@ const EMBEDDED_ARCH: &[(&str, &str)] = &[
     ("sm90:wgmma.m64n8k32.s32.s8.s8.satfinite", include_str!("../../models/sm90/wgmma.m64n8k32.s32.s8.s8.satfinite.toml")),
     ("sm90:wgmma.m64n8k32.s32.u8.u8", include_str!("../../models/sm90/wgmma.m64n8k32.s32.u8.u8.toml")),
     ("sm90:wgmma.m64n8k32.s32.s8.u8.satfinite", include_str!("../../models/sm90/wgmma.m64n8k32.s32.s8.u8.satfinite.toml")),
+    ("sm90:wgmma.m64n8k256.s32.b1.b1.and.popc", include_str!("../../models/sm90/wgmma.m64n8k256.s32.b1.b1.and.popc.toml")),
 ];
 
 /// Names of the embedded models, in library order (the per-path `ARCH:PATH` ones are listed by
