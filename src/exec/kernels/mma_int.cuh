@@ -39,41 +39,27 @@ extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint32
 MMA_INT8_K16(mma_m16n8k16_s32_s8_s8_s32, "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32")
 MMA_INT8_K16(mma_m16n8k16_s32_s8_s8_s32_satfinite, "mma.sync.aligned.m16n8k16.row.col.satfinite.s32.s8.s8.s32")
 
-// m16n8k64, 4-bit integers: 8 values per register. A element i -> (g + 8*((i>>3)&1),
-// 8t + (i&7) + 32*(i>=16)), B element i -> (8t + (i&7) + 32*(i>=8), g).
-#define MMA_INT4_K64(NAME, INSTR)                                                                  \
+// Values narrower than a byte, VPR = 32 / BITS per register (m16n8k64 4-bit: 8, m16n8k256
+// bits: 32). A element i -> (g + 8*((i/VPR)&1), VPR*t + i%VPR + 4*VPR*(i >= 2*VPR)),
+// B element i -> (VPR*t + i%VPR + 4*VPR*(i >= VPR), g): the 8-bit k32 layout scaled by VPR / 4.
+#define MMA_PACKED(NAME, INSTR, BITS, K)                                                           \
 extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
     TILE_INDEX                                                                                     \
-    const uint8_t* a = A + tile * 16 * 64;                                                         \
-    const uint8_t* b = B + tile * 64 * 8;                                                          \
+    const int vpr = 32 / (BITS);                                                                   \
+    const uint32_t mask = (1u << (BITS)) - 1;                                                      \
+    const uint8_t* a = A + tile * 16 * (K);                                                        \
+    const uint8_t* b = B + tile * (K) * 8;                                                         \
     uint32_t ra[4] = {0, 0, 0, 0}, rb[2] = {0, 0};                                                 \
-    for (int i = 0; i < 32; i++)                                                                   \
-        ra[i >> 3] |= (uint32_t)(a[(g + 8 * ((i >> 3) & 1)) * 64 + 8 * t + (i & 7) + 32 * (i >= 16)] & 0xf) << (4 * (i & 7)); \
-    for (int i = 0; i < 16; i++)                                                                   \
-        rb[i >> 3] |= (uint32_t)(b[(8 * t + (i & 7) + 32 * (i >= 8)) * 8 + g] & 0xf) << (4 * (i & 7)); \
+    for (int i = 0; i < 4 * vpr; i++)                                                              \
+        ra[i / vpr] |= (a[(g + 8 * ((i / vpr) & 1)) * (K) + vpr * t + i % vpr + 4 * vpr * (i >= 2 * vpr)] & mask) << ((BITS) * (i % vpr)); \
+    for (int i = 0; i < 2 * vpr; i++)                                                              \
+        rb[i / vpr] |= (b[(vpr * t + i % vpr + 4 * vpr * (i >= vpr)) * 8 + g] & mask) << ((BITS) * (i % vpr)); \
     LOAD_C32                                                                                       \
     MMA_INT_ASM(INSTR)                                                                             \
     STORE_D32                                                                                      \
 }
-MMA_INT4_K64(mma_m16n8k64_s32_s4_s4_s32, "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32")
-MMA_INT4_K64(mma_m16n8k64_s32_s4_s4_s32_satfinite, "mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32")
-MMA_INT4_K64(mma_m16n8k64_s32_u4_u4_s32, "mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32")
-
-// m16n8k256, single bits: 32 per register. A element i -> (g + 8*((i>>5)&1),
-// 32t + (i&31) + 128*(i>=64)), B element i -> (32t + (i&31) + 128*(i>=32), g).
-#define MMA_B1_K256(NAME, INSTR)                                                                   \
-extern "C" __global__ void NAME(const uint8_t* A, const uint8_t* B, const uint32_t* C, uint32_t* D, long ntiles) { \
-    TILE_INDEX                                                                                     \
-    const uint8_t* a = A + tile * 16 * 256;                                                        \
-    const uint8_t* b = B + tile * 256 * 8;                                                         \
-    uint32_t ra[4] = {0, 0, 0, 0}, rb[2] = {0, 0};                                                 \
-    for (int i = 0; i < 128; i++)                                                                  \
-        ra[i >> 5] |= (uint32_t)(a[(g + 8 * ((i >> 5) & 1)) * 256 + 32 * t + (i & 31) + 128 * (i >= 64)] & 1) << (i & 31); \
-    for (int i = 0; i < 64; i++)                                                                   \
-        rb[i >> 5] |= (uint32_t)(b[(32 * t + (i & 31) + 128 * (i >= 32)) * 8 + g] & 1) << (i & 31); \
-    LOAD_C32                                                                                       \
-    MMA_INT_ASM(INSTR)                                                                             \
-    STORE_D32                                                                                      \
-}
-MMA_B1_K256(mma_m16n8k256_s32_b1_b1_s32_and_popc, "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc")
-MMA_B1_K256(mma_m16n8k256_s32_b1_b1_s32_xor_popc, "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc")
+MMA_PACKED(mma_m16n8k64_s32_s4_s4_s32, "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", 4, 64)
+MMA_PACKED(mma_m16n8k64_s32_s4_s4_s32_satfinite, "mma.sync.aligned.m16n8k64.row.col.satfinite.s32.s4.s4.s32", 4, 64)
+MMA_PACKED(mma_m16n8k64_s32_u4_u4_s32, "mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32", 4, 64)
+MMA_PACKED(mma_m16n8k256_s32_b1_b1_s32_and_popc, "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc", 1, 256)
+MMA_PACKED(mma_m16n8k256_s32_b1_b1_s32_xor_popc, "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc", 1, 256)
