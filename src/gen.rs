@@ -140,7 +140,7 @@ pub fn int_value<R: Rng>(rng: &mut R, f: Format) -> u64 {
         9 => rng.gen_range(-3..=3),
         _ => rng.gen_range(s.min()..=s.max()),
     };
-    f.int_bits(v.clamp(s.min(), s.max()) as i128, crate::format::Overflow::Saturate)
+    f.int_bits(v as i128, crate::format::Overflow::Saturate)
 }
 
 /// A normal value of random sign whose leading bit lies in `exps` (for structured recipes).
@@ -369,13 +369,17 @@ fn integer_case<R: Rng>(rng: &mut R, case: &mut MmaCase, recipe: Recipe) {
     let end = if top { c_range.max() } else { c_range.min() };
     for i in 0..case.m {
         for j in 0..case.n {
-            // b1 operands here are `and.popc` products; xor paths land near the end all the same.
-            let dot: i64 = (0..case.k).map(|kk| a_fmt.int_value(case.a_at(i, kk)) * b_fmt.int_value(case.b_at(kk, j))).sum();
             let target = end + rng.gen_range(-3..=3);
-            let c = (target - dot).clamp(c_range.min(), c_range.max());
-            case.c[i * case.n + j] = c_fmt.int_bits(c as i128, crate::format::Overflow::Saturate);
+            case.c[i * case.n + j] = int_c_landing_at(case, i, j, target);
         }
     }
+}
+
+/// The C (clamped to C's range) that brings element (i, j)'s exact C + A·B to `target`. Pairs
+/// count as products, b1 pairs too: on `.xor.popc` paths the sum lands within K of `target`.
+pub fn int_c_landing_at(case: &MmaCase, i: usize, j: usize, target: i64) -> u64 {
+    let dot: i64 = (0..case.k).map(|kk| case.a_fmt.int_value(case.a_at(i, kk)) * case.b_fmt.int_value(case.b_at(kk, j))).sum();
+    case.c_fmt.int_bits((target - dot) as i128, crate::format::Overflow::Saturate)
 }
 
 #[cfg(test)]

@@ -157,10 +157,8 @@ fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
             let neg = rng.gen_bool(0.5);
             if let Some(range) = f.integer() {
                 // An end of the range, or C with C + A·B a few units from an end.
-                let dot: i64 = (0..k).map(|kk| t.a_fmt.int_value(t.a[i * k + kk]) * t.b_fmt.int_value(t.b[kk * n + j])).sum();
                 let end = if neg { range.min() } else { range.max() };
-                let c = if rng.gen_bool(0.3) { end } else { end - dot + rng.gen_range(-3..=3) };
-                t.c[i * n + j] = f.int_bits(c.clamp(range.min(), range.max()) as i128, Overflow::Saturate);
+                t.c[i * n + j] = if rng.gen_bool(0.3) { f.int_bits(end as i128, Overflow::Saturate) } else { gen::int_c_landing_at(t, i, j, end + rng.gen_range(-3..=3)) };
                 return;
             }
             t.c[i * n + j] = match rng.gen_range(0..6) {
@@ -240,7 +238,6 @@ fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
     }
 }
 
-/// A finite nonzero f64 rounded to nearest into a format.
 /// -x: the sign flipped (floats), or the two's-complement negation (integers; unsigned ones
 /// and the most negative value wrap).
 fn negate(f: Format, x: u64) -> u64 {
@@ -251,6 +248,7 @@ fn negate(f: Format, x: u64) -> u64 {
     }
 }
 
+/// A finite nonzero f64 rounded to nearest into a format.
 fn f64_into(f: Format, v: f64) -> u64 {
     let d = Format::F64.decode(v.to_bits());
     f.round(d.neg, d.sig as u128, d.exp, false, Rounding::Rne, Overflow::Ieee)

@@ -5,7 +5,6 @@
 
 use super::{Arithmetic, CPlacement};
 use crate::case::MmaCase;
-use crate::format::Overflow;
 
 /// Why a model cannot run an integer case.
 pub(crate) fn unsupported(ar: &Arithmetic, case: &MmaCase) -> Option<String> {
@@ -18,18 +17,30 @@ pub(crate) fn unsupported(ar: &Arithmetic, case: &MmaCase) -> Option<String> {
 
 /// Element (i, j) of D.
 pub(crate) fn element(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase, i: usize, j: usize) -> u64 {
+    let a: Vec<i64> = (0..case.k).map(|kk| case.a_fmt.int_value(case.a_at(i, kk))).collect();
+    let b: Vec<i64> = (0..case.k).map(|kk| case.b_fmt.int_value(case.b_at(kk, j))).collect();
+    dot(ar, blocks, case, case.xor_pairs(), &a, &b, case.c_fmt.int_value(case.c_at(i, j)))
+}
+
+/// Every element of D, row-major, each operand decoded once.
+pub(crate) fn tile(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase) -> Vec<u64> {
+    let (m, n, k) = (case.m, case.n, case.k);
+    let a: Vec<i64> = case.a.iter().map(|&x| case.a_fmt.int_value(x)).collect();
+    let bt: Vec<i64> = (0..n).flat_map(|j| (0..k).map(move |kk| (kk, j))).map(|(kk, j)| case.b_fmt.int_value(case.b_at(kk, j))).collect();
+    let c: Vec<i64> = case.c.iter().map(|&x| case.c_fmt.int_value(x)).collect();
+    let xor = case.xor_pairs();
+    (0..m * n).map(|e| dot(ar, blocks, case, xor, &a[e / n * k..][..k], &bt[e % n * k..][..k], c[e])).collect()
+}
+
+/// C + a·b over K (a XOR b with `xor`: what a pair contributes is the instruction's, so the
+/// case says it: b1 `.xor.popc` cases carry `"op": "xor"`, `.and.popc` pairs are products),
+/// block by block as `blocks` deals K, into C's format.
+fn dot(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase, xor: bool, a: &[i64], b: &[i64], c: i64) -> u64 {
     let acc = ar.accumulator.format.unwrap_or(case.c_fmt);
     let ovf = ar.accumulator.overflow;
     // One addition into the running sum: exact, then wrapped or clamped to the accumulator.
     let add = |run: i64, x: i64| acc.int_value(acc.int_bits(run as i128 + x as i128, ovf));
-    // What a pair contributes is the instruction's, so the case says it: b1 `.xor.popc`
-    // cases carry `"op": "xor"`; every other pair is a product (`.and.popc` too).
-    let xor = case.xor_pairs();
-    let term = |kk: usize| {
-        let (a, b) = (case.a_fmt.int_value(case.a_at(i, kk)), case.b_fmt.int_value(case.b_at(kk, j)));
-        if xor { a ^ b } else { a * b }
-    };
-    let c = case.c_fmt.int_value(case.c_at(i, j));
+    let term = |kk: usize| if xor { a[kk] ^ b[kk] } else { a[kk] * b[kk] };
     let after = ar.blocks.c == CPlacement::After;
     let mut run = if after { 0 } else { c };
     for block in blocks {
@@ -38,12 +49,7 @@ pub(crate) fn element(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase, i:
     if after {
         run = add(run, c);
     }
-    case.c_fmt.int_bits(run as i128, if ovf == Overflow::Saturate { ovf } else { Overflow::Wrap })
-}
-
-/// Every element of D, row-major.
-pub(crate) fn tile(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase) -> Vec<u64> {
-    (0..case.m * case.n).map(|e| element(ar, blocks, case, e / case.n, e % case.n)).collect()
+    case.c_fmt.int_bits(run as i128, ovf)
 }
 
 #[cfg(test)]
