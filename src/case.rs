@@ -26,6 +26,11 @@ pub struct MmaCase {
     pub b: Vec<u64>,
     /// m×n, row-major.
     pub c: Vec<u64>,
+    /// 2:4 structured sparsity (`mma.sp`, `wgmma.sp`): `a` then holds m×(k/2) kept values, and
+    /// `meta` (same shape, each 0..=3) where each sits in its group of four along K: kept
+    /// value t of row i is A[i][4·(t/2) + meta[i·k/2 + t]]. Each pair's two indices increase
+    /// (`::ordered_metadata`). The dot product is over the k/2 kept values.
+    pub meta: Option<Vec<u8>>,
     /// Every other field of the input line, in order (provenance, recipes, previous results).
     pub extra: Map<String, Value>,
 }
@@ -55,12 +60,23 @@ impl MmaCase {
             a: vec![0; m * k],
             b: vec![0; k * n],
             c: vec![0; m * n],
+            meta: None,
             extra: Map::new(),
         }
     }
 
+    /// A's element at row i and (dense) position kk along K. On a sparse case, the kept value
+    /// there or +0 where the metadata keeps none: the dense expansion, which equals the sparse
+    /// product wherever B's unselected rows are finite ([`MmaCase::dense_row`] is exact).
     pub fn a_at(&self, i: usize, kk: usize) -> u64 {
-        self.a[i * self.k + kk]
+        match &self.meta {
+            None => self.a[i * self.k + kk],
+            Some(meta) => {
+                let (half, group) = (self.k / 2, kk / 4);
+                let at = i * half + 2 * group;
+                (0..2).find(|&t| 4 * group + meta[at + t] as usize == kk).map_or(0, |t| self.a[at + t])
+            }
+        }
     }
     pub fn b_at(&self, kk: usize, j: usize) -> u64 {
         self.b[kk * self.n + j]
@@ -73,6 +89,37 @@ impl MmaCase {
     /// `"op": "xor"`) instead of the product `a·b`.
     pub fn xor_pairs(&self) -> bool {
         self.extra.get("op").and_then(Value::as_str) == Some("xor")
+    }
+
+    /// The dense positions along K that row i of a sparse case keeps, in order (k/2 of them);
+    /// `None` for a dense case.
+    pub fn picks(&self, i: usize) -> Option<Vec<usize>> {
+        let meta = self.meta.as_ref()?;
+        let half = self.k / 2;
+        Some((0..half).map(|t| 4 * (t / 2) + meta[i * half + t] as usize).collect())
+    }
+
+    /// Row i of a sparse case as the dense dot products it stands for: a 1×n×(k/2) case of the
+    /// row's kept values, the rows of B they select and its row of C. `None` for a dense case.
+    pub fn dense_row(&self, i: usize) -> Option<MmaCase> {
+        let picks = self.picks(i)?;
+        let half = self.k / 2;
+        Some(MmaCase {
+            m: 1,
+            k: half,
+            a: self.a[i * half..(i + 1) * half].to_vec(),
+            b: picks.iter().flat_map(|&kk| self.b[kk * self.n..(kk + 1) * self.n].iter().copied()).collect(),
+            c: self.c[i * self.n..(i + 1) * self.n].to_vec(),
+            meta: None,
+            extra: self.extra.iter().filter(|(k, _)| *k == "op").map(|(k, v)| (k.clone(), v.clone())).collect(),
+            ..*self
+        })
+    }
+
+    /// Every row of a sparse case as [`MmaCase::dense_row`]; `None` for a dense case.
+    pub fn dense_rows(&self) -> Option<Vec<MmaCase>> {
+        self.meta.as_ref()?;
+        Some((0..self.m).filter_map(|i| self.dense_row(i)).collect())
     }
 
     /// Check shapes and that every element fits its format's width.
@@ -91,8 +138,20 @@ impl MmaCase {
         if (self.a_fmt == Format::B1) != (self.b_fmt == Format::B1) {
             return Err(field_err("b_fmt", format!("{}/{}: b1 operands pair only with b1", self.a_fmt, self.b_fmt)));
         }
+        let a_len = if self.meta.is_some() { self.m * self.k / 2 } else { self.m * self.k };
+        if let Some(meta) = &self.meta {
+            if self.k % 4 != 0 {
+                return Err(field_err("meta", format!("2:4 sparsity needs K a multiple of 4, not {}", self.k)));
+            }
+            if meta.len() != a_len {
+                return Err(field_err("meta", format!("has {} indices, the {} kept A elements need one each", meta.len(), a_len)));
+            }
+            if let Some(t) = meta.chunks_exact(2).position(|p| p[0] >= p[1] || p[1] > 3) {
+                return Err(field_err("meta", format!("pair {t} is {:?}: each pair's indices must increase within 0..=3", &meta[2 * t..2 * t + 2])));
+            }
+        }
         for (name, v, len, f) in [
-            ("a", &self.a, self.m * self.k, self.a_fmt),
+            ("a", &self.a, a_len, self.a_fmt),
             ("b", &self.b, self.k * self.n, self.b_fmt),
             ("c", &self.c, self.m * self.n, self.c_fmt),
         ] {
@@ -143,7 +202,17 @@ impl MmaCase {
         let a = parse_hex_array(obj.shift_remove("a"), "a", a_fmt)?;
         let b = parse_hex_array(obj.shift_remove("b"), "b", b_fmt)?;
         let c = parse_hex_array(obj.shift_remove("c"), "c", c_fmt)?;
-        let case = MmaCase { a_fmt, b_fmt, c_fmt, m, n, k, a, b, c, extra: obj };
+        let meta = match obj.shift_remove("meta") {
+            None => None,
+            Some(Value::Array(v)) => Some(
+                v.iter()
+                    .map(|x| x.as_u64().filter(|&i| i <= 3).map(|i| i as u8))
+                    .collect::<Option<Vec<u8>>>()
+                    .ok_or_else(|| field_err("meta", "expected indices 0 to 3 (position of each kept A element in its group of four)"))?,
+            ),
+            Some(_) => return Err(field_err("meta", "expected an array of indices 0 to 3")),
+        };
+        let case = MmaCase { a_fmt, b_fmt, c_fmt, m, n, k, a, b, c, meta, extra: obj };
         case.validate()?;
         Ok(case)
     }
@@ -162,6 +231,9 @@ impl MmaCase {
         obj.insert("a".into(), hex_array(&self.a, self.a_fmt));
         obj.insert("b".into(), hex_array(&self.b, self.b_fmt));
         obj.insert("c".into(), hex_array(&self.c, self.c_fmt));
+        if let Some(meta) = &self.meta {
+            obj.insert("meta".into(), meta.iter().map(|&x| Value::from(x)).collect());
+        }
         for (key, v) in &self.extra {
             if !obj.contains_key(key) {
                 obj.insert(key.clone(), v.clone());
@@ -229,6 +301,29 @@ mod tests {
     use super::*;
 
     const LINE: &str = r#"{"a_fmt":"f16","c_fmt":"f32","m":1,"n":2,"k":2,"a":["3c00","0001"],"b":["3c00","0","4000","bc00"],"c":["3f800000","80000000"],"recipe":{"gen":"x"},"note":"keep me"}"#;
+
+    /// A 2:4 sparse case is the dense dot products over the values its metadata keeps: the
+    /// emulator and the MPFR reference see B's selected rows only (an infinity in a row no
+    /// metadata selects does not reach D).
+    #[test]
+    fn sparse_cases_gather_the_rows_their_metadata_selects() {
+        let line = r#"{"a_fmt":"f16","c_fmt":"f32","m":2,"n":1,"k":8,"a":["3c00","4000","4200","4400","3c00","3c00","3c00","3c00"],"meta":[0,2,1,3,0,1,2,3],"b":["3c00","7c00","4000","4200","4400","4500","4600","4700"],"c":["00000000","3f800000"]}"#;
+        let case = MmaCase::from_json_line(line).unwrap();
+        let rows = case.dense_rows().unwrap();
+        assert_eq!(rows[0].b, vec![0x3c00, 0x4000, 0x4500, 0x4700], "k = 0, 2, 5, 7");
+        assert_eq!(rows[1].b, vec![0x3c00, 0x7c00, 0x4600, 0x4700], "k = 0, 1, 6, 7");
+        let exact = crate::exact::exact_tile(&case);
+        // Row 0: 1·1 + 2·2 + 3·5 + 4·7 = 48; row 1 selects B's infinity: +inf.
+        assert_eq!(exact[0].round(Format::F32, crate::format::Rounding::Rne), 48f32.to_bits() as u64);
+        assert_eq!(exact[1].round(Format::F32, crate::format::Rounding::Rne), f32::INFINITY.to_bits() as u64);
+        let d = crate::model::Emulator::new(crate::model::Model::load("exact-rne").unwrap()).run(&case).unwrap();
+        assert_eq!(d, vec![48f32.to_bits() as u64, f32::INFINITY.to_bits() as u64]);
+        assert_eq!(MmaCase::from_json_line(&case.result_json(&d)).unwrap().meta, case.meta, "meta round-trips");
+        let unordered = line.replace("[0,2,1,3,0,1,2,3]", "[2,0,1,3,0,1,2,3]");
+        assert_eq!(MmaCase::from_json_line(&unordered).unwrap_err().field, "meta");
+        let short = line.replace("[0,2,1,3,0,1,2,3]", "[0,2]");
+        assert_eq!(MmaCase::from_json_line(&short).unwrap_err().field, "meta");
+    }
 
     #[test]
     fn integer_cases_do_not_mix_with_floats_and_only_b1_pairs_by_xor() {

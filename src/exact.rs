@@ -25,6 +25,9 @@ pub enum Exact {
 
 /// Exact values of every element of D, row-major.
 pub fn exact_tile(case: &MmaCase) -> Vec<Exact> {
+    if let Some(rows) = case.dense_rows() {
+        return rows.iter().flat_map(exact_tile).collect();
+    }
     let mut out = Vec::with_capacity(case.m * case.n);
     for i in 0..case.m {
         for j in 0..case.n {
@@ -36,6 +39,9 @@ pub fn exact_tile(case: &MmaCase) -> Vec<Exact> {
 
 /// The exact value of `d_ij`.
 pub fn exact_element(case: &MmaCase, i: usize, j: usize) -> Exact {
+    if let Some(row) = case.dense_row(i) {
+        return exact_element(&row, 0, j);
+    }
     let c = case.c_fmt.decode(case.c_at(i, j));
     let mut nan = c.class == Class::Nan;
     let (mut pos_inf, mut neg_inf) = (c.class == Class::Inf && !c.neg, c.class == Class::Inf && c.neg);

@@ -223,6 +223,13 @@ impl<'a> FeatureProbe<'a> {
 
     /// Add one tile's situations (D = `d`) to `counts`.
     pub fn add_tile(&self, case: &MmaCase, d: &[u64], counts: &mut TileCounts) {
+        if let Some(rows) = case.dense_rows() {
+            // A sparse tile: each row is the dense dot product over the values it keeps.
+            for (i, row) in rows.iter().enumerate() {
+                self.add_tile(row, &d[i * case.n..(i + 1) * case.n], counts);
+            }
+            return;
+        }
         let counts = &mut counts.0;
         let (m, n, k) = (case.m, case.n, case.k);
         let a: Vec<Operand> = case.a.iter().map(|&x| operand(case.a_fmt, x)).collect();

@@ -46,7 +46,7 @@ pub struct ArbitraryCase {
 impl<'a> Arbitrary<'a> for ArbitraryCase {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         let p = u.choose(PATHS)?;
-        let case = case_ab(&mut BytesRng(u), p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
+        let case = path_case(&mut BytesRng(u), p);
         Ok(ArbitraryCase { path: p.id, case })
     }
 }
@@ -232,9 +232,20 @@ pub fn case_at(p: &crate::exec::PathSpec, seed: u64, index: u64) -> MmaCase {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31));
-    let mut c = case_ab(&mut rng, p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
-    p.conform(&mut c);
+    let mut c = path_case(&mut rng, p);
     c.extra.insert("seed".into(), json!([seed, index]));
+    c
+}
+
+/// A generated case for a path: [`case_ab`] at the path's shape, made sparse on the sparse
+/// paths (kept positions drawn after the values, so dense paths draw what they always drew),
+/// and conformed to what the instruction takes.
+pub fn path_case<R: Rng>(rng: &mut R, p: &crate::exec::PathSpec) -> MmaCase {
+    let mut c = case_ab(rng, p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
+    if p.sparse() {
+        c = crate::sparse::sparsify(rng, &c, p.one_of_two());
+    }
+    p.conform(&mut c);
     c
 }
 

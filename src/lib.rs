@@ -38,6 +38,7 @@ pub mod library;
 pub mod model;
 pub mod probes;
 pub mod replay;
+pub mod sparse;
 pub mod report;
 pub mod store;
 

@@ -31,9 +31,12 @@ fn err(field: &str, message: impl Into<String>) -> FieldError {
     FieldError { field: field.into(), message: message.into() }
 }
 
-/// FNV-1a over the little-endian bytes of every A, B and C bit pattern, as 16 hex digits.
+/// FNV-1a over the little-endian bytes of every A, B and C bit pattern (then a sparse tile's
+/// metadata indices, one byte each), as 16 hex digits.
 pub fn inputs_hash(c: &MmaCase) -> String {
-    let bytes: Vec<u8> = c.a.iter().chain(&c.b).chain(&c.c).flat_map(|x| x.to_le_bytes()).collect();
+    let mut bytes: Vec<u8> = c.a.iter().chain(&c.b).chain(&c.c).flat_map(|x| x.to_le_bytes()).collect();
+    // A sparse tile's metadata is part of its inputs (dense tiles hash as they always did).
+    bytes.extend(c.meta.iter().flatten());
     format!("{:016x}", crate::hunt::finding::fnv1a(&bytes))
 }
 
@@ -86,12 +89,18 @@ fn floor_key(r: f64, f: Format) -> i64 {
 /// two); only its closeness to D matters, not its accuracy.
 pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
     let Window { terms: window, sum, field } = window;
-    let operands = |kk: usize| (c.a_fmt.to_f64(c.a_at(i, kk)), c.b_fmt.to_f64(c.b_at(kk, j)));
+    // A sparse row's terms are its kept values with the rows of B they select.
+    let picks = c.picks(i);
+    let terms_k = if picks.is_some() { c.k / 2 } else { c.k };
+    let operands = |kk: usize| match &picks {
+        None => (c.a_fmt.to_f64(c.a_at(i, kk)), c.b_fmt.to_f64(c.b_at(kk, j))),
+        Some(p) => (c.a_fmt.to_f64(c.a[i * terms_k + kk]), c.b_fmt.to_f64(c.b_at(p[kk], j))),
+    };
     let cv = c.c_fmt.to_f64(c.c_at(i, j));
     // b1 `.xor.popc` pairs contribute a XOR b, not a·b.
     let xor = c.xor_pairs();
     let terms = || {
-        std::iter::once(cv).chain((0..c.k).map(move |kk| {
+        std::iter::once(cv).chain((0..terms_k).map(move |kk| {
             let (a, b) = operands(kk);
             if xor { ((a as i64) ^ (b as i64)) as f64 } else { a * b }
         }))
@@ -100,7 +109,7 @@ pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
     let quantum = window.and_then(|w| {
         let e = if field {
             let at = |x: f64, f: Format| exponent(x).max(f.emin());
-            let products = (0..c.k).map(operands).filter(|&(a, b)| live(a) && live(b));
+            let products = (0..terms_k).map(operands).filter(|&(a, b)| live(a) && live(b));
             products.map(|(a, b)| at(a, c.a_fmt) + at(b, c.b_fmt)).chain(live(cv).then(|| at(cv, c.c_fmt))).max()?
         } else {
             terms().filter(|&t| live(t)).map(exponent).max()?
@@ -264,7 +273,7 @@ fn regenerable(c: &MmaCase, p: &PathSpec) -> Option<(u64, u64)> {
         return None;
     }
     let again = crate::gen::case_at(p, s, i);
-    (again.a == c.a && again.b == c.b && again.c == c.c).then_some((s, i))
+    (again.a == c.a && again.b == c.b && again.c == c.c && again.meta == c.meta).then_some((s, i))
 }
 
 /// One corpus line for a recorded tile. `path` (when known) lets a generated tile be stored by

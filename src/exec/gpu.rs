@@ -170,7 +170,9 @@ impl Gpu {
         let poisoned: Vec<TC> = poisons.iter().map(|&p| narrow_c(p & cases[0].c_fmt.mask())).collect();
         let per_run = c.len() / poisons.len();
         let d_init: Vec<TC> = poisoned.iter().flat_map(|&p| std::iter::repeat_n(p, per_run)).collect();
-        let d = self.launch_flat_init(f, module, &a, &b, &c, d_init, cases.len() * poisons.len())?;
+        // Sparse paths: the metadata, one index (0..=3) per kept A value, packed in the kernel.
+        let meta: Vec<u8> = all().flat_map(|c| c.meta.iter().flatten().copied()).collect();
+        let d = self.launch_flat_init(f, module, (&a, &meta), &b, &c, d_init, cases.len() * poisons.len())?;
         let per = cases[0].m * cases[0].n;
         let results: Vec<Vec<u64>> = d.chunks(per).map(|t| t.iter().map(|&x| x.into()).collect()).collect();
         let maybe_unwritten = d.iter().enumerate().map(|(i, &x)| x.into() == poisoned[i / per_run].into()).collect();
@@ -181,14 +183,16 @@ impl Gpu {
     /// D comes back the same way, poisoned beforehand with `poison`.
     #[allow(clippy::too_many_arguments)]
     pub fn launch_flat<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, module: Module, a: &[TA], b: &[TA], c: &[TC], poison: TC, ntiles: usize) -> Result<Vec<TC>, GpuError> {
-        self.launch_flat_init(f, module, a, b, c, vec![poison; c.len()], ntiles)
+        self.launch_flat_init(f, module, (a, &[]), b, c, vec![poison; c.len()], ntiles)
     }
 
-    /// [`Gpu::launch_flat`] with D's initial contents given element by element.
+    /// [`Gpu::launch_flat`] with D's initial contents given element by element, and a sparse
+    /// path's metadata after A (empty for dense paths; sparse kernels take it as a last argument).
     #[allow(clippy::too_many_arguments)]
-    fn launch_flat_init<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, module: Module, a: &[TA], b: &[TA], c: &[TC], d_host: Vec<TC>, ntiles: usize) -> Result<Vec<TC>, GpuError> {
+    fn launch_flat_init<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, module: Module, (a, meta): (&[TA], &[u8]), b: &[TA], c: &[TC], d_host: Vec<TC>, ntiles: usize) -> Result<Vec<TC>, GpuError> {
         let s = &self.stream;
         let a_dev = s.clone_htod(a).map_err(cuda("copying A to the GPU"))?;
+        let meta_dev = if meta.is_empty() { None } else { Some(s.clone_htod(meta).map_err(cuda("copying the metadata to the GPU"))?) };
         let b_dev = s.clone_htod(b).map_err(cuda("copying B to the GPU"))?;
         let c_dev = s.clone_htod(c).map_err(cuda("copying C to the GPU"))?;
         let mut d_dev = s.clone_htod(&d_host).map_err(cuda("poisoning D on the GPU"))?;
@@ -200,7 +204,11 @@ impl Gpu {
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
         let mut launch = s.launch_builder(f);
         launch.arg(&a_dev).arg(&b_dev).arg(&c_dev).arg(&mut d_dev).arg(&ntiles);
-        // SAFETY: the kernel reads m·k, k·n and m·n elements per tile and writes m·n, all within
+        if let Some(meta_dev) = &meta_dev {
+            launch.arg(meta_dev);
+        }
+        // SAFETY: the kernel reads m·k (sparse: m·k/2 values and as many indices), k·n and m·n
+        // elements per tile and writes m·n, all within
         // the buffers sized from the same cases; ntiles bounds the warps that do any work.
         unsafe { launch.launch(cfg) }.map_err(cuda("launching the kernel"))?;
         let d: Vec<TC> = s.clone_dtoh(&d_dev).map_err(cuda("copying D back"))?;

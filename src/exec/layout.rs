@@ -21,6 +21,10 @@ pub fn integer_cases(path: &PathSpec, count: usize, seed: u64) -> Vec<MmaCase> {
             c.a.iter_mut().for_each(|x| *x = int(&mut rng, path.a_fmt, -3, 3));
             c.b.iter_mut().for_each(|x| *x = int(&mut rng, path.b_fmt, -3, 3));
             c.c.iter_mut().for_each(|x| *x = int(&mut rng, path.c_fmt, -8, 8));
+            if let Some(meta) = c.meta.as_mut() {
+                // Every pair in every group, so a misread metadata nibble selects other rows of B.
+                *meta = crate::sparse::random_meta(&mut rng, path.m, path.k, path.one_of_two());
+            }
             path.conform(&mut c);
             c
         })

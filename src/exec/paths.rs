@@ -127,6 +127,23 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "wgmma.m64n8k32.s32.u8.u8", a_fmt: Format::U8, b_fmt: Format::U8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_u8_u8", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k32.s32.s8.u8.satfinite", a_fmt: Format::S8, b_fmt: Format::U8, c_fmt: Format::S32, m: 64, n: 8, k: 32, kernel: "wgmma_m64n8k32_s32_s8_u8_satfinite", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "wgmma.m64n8k256.s32.b1.b1.and.popc", a_fmt: Format::B1, b_fmt: Format::B1, c_fmt: Format::S32, m: 64, n: 8, k: 256, kernel: "wgmma_m64n8k256_s32_b1_b1_and_popc", module: Module::Wgmma, min_cc: (9, 0) },
+    // Structured sparsity (kernels/mma_sp.cuh, kernels/wgmma_sp.cuh; PTX mma.sp::ordered_metadata
+    // and wgmma.sp): k is the dense K, cases carry k/2 kept A values per row and "meta".
+    PathSpec { id: "mma.sp.m16n8k32.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_sp_m16n8k32_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.sp.m16n8k32.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 32, kernel: "mma_sp_m16n8k32_f32_bf16_bf16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.sp.m16n8k32.f16.f16.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 16, n: 8, k: 32, kernel: "mma_sp_m16n8k32_f16_f16_f16_f16", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.sp.m16n8k16.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_sp_m16n8k16_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.sp.m16n8k16.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_sp_m16n8k16_f32_bf16_bf16_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.sp.m16n8k16.f32.tf32.tf32.f32", a_fmt: Format::Tf32, b_fmt: Format::Tf32, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_sp_m16n8k16_f32_tf32_tf32_f32", module: Module::MmaSync, min_cc: (8, 0) },
+    PathSpec { id: "mma.sp.m16n8k64.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 16, n: 8, k: 64, kernel: "mma_sp_m16n8k64_f32_e4m3_e4m3_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.sp.m16n8k64.f32.e5m2.e5m2.f32", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 64, kernel: "mma_sp_m16n8k64_f32_e5m2_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "mma.sp.m16n8k64.f32.e4m3.e5m2.f32", a_fmt: Format::E4m3, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 16, n: 8, k: 64, kernel: "mma_sp_m16n8k64_f32_e4m3_e5m2_f32", module: Module::MmaSync, min_cc: (8, 9) },
+    PathSpec { id: "wgmma.sp.m64n8k32.f32.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_sp_m64n8k32_f32_f16_f16", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.sp.m64n8k32.f32.bf16.bf16", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_sp_m64n8k32_f32_bf16_bf16", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.sp.m64n8k64.f32.e4m3.e4m3", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 64, kernel: "wgmma_sp_m64n8k64_f32_e4m3_e4m3", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.sp.m64n8k64.f32.e5m2.e5m2", a_fmt: Format::E5m2, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 64, n: 8, k: 64, kernel: "wgmma_sp_m64n8k64_f32_e5m2_e5m2", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.sp.m64n8k32.f32.f16.f16.smem_a", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 64, n: 8, k: 32, kernel: "wgmma_sp_m64n8k32_f32_f16_f16_smem_a", module: Module::Wgmma, min_cc: (9, 0) },
+    PathSpec { id: "wgmma.sp.m64n8k64.f32.e4m3.e4m3.smem_a", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 64, kernel: "wgmma_sp_m64n8k64_f32_e4m3_e4m3_smem_a", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "cublas.gemm.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
     PathSpec { id: "cublas.gemm.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
     PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
@@ -146,6 +163,26 @@ impl PathSpec {
         c
     }
 
+    /// Whether the instruction is sparse (`mma.sp::ordered_metadata`, `wgmma.sp`): its cases
+    /// carry `"meta"` and m×(k/2) kept A values, k being the dense K of the PTX shape.
+    pub fn sparse(&self) -> bool {
+        self.id.starts_with("mma.sp.") || self.id.starts_with("wgmma.sp.")
+    }
+
+    /// Terms of each element's dot product: k, or k/2 on a sparse path.
+    pub fn terms(&self) -> usize {
+        if self.sparse() {
+            self.k / 2
+        } else {
+            self.k
+        }
+    }
+
+    /// Whether the sparsity is tf32's 1:2 (one of every two) rather than 2:4.
+    pub fn one_of_two(&self) -> bool {
+        self.sparse() && self.a_fmt == Format::Tf32
+    }
+
     /// Whether the instruction does not read C (`scale_d0`: wgmma with scale-d = 0 computes
     /// D = A·B). Its cases carry C = +0 everywhere ([`PathSpec::c_ignored`]), so the case still
     /// reads D = A·B + C exactly, signs of zero included.
@@ -162,9 +199,14 @@ impl PathSpec {
     }
 
     /// Make a generated or mutated case one this path can run: C = +0 where the instruction
-    /// ignores C, `"op": "xor"` on `.xor.popc` paths; other paths take every case of their
-    /// shape unchanged.
+    /// ignores C, `"op": "xor"` on `.xor.popc` paths, a dense tile on a sparse path keeping
+    /// the first of [`crate::sparse::PAIRS`] in every group; other paths take every case of
+    /// their shape unchanged.
     pub fn conform(&self, case: &mut crate::MmaCase) {
+        if self.sparse() && case.meta.is_none() && case.a.len() == case.m * case.k {
+            // A dense tile of the path's shape: keep the first pair of each group.
+            *case = crate::sparse::zeros_like(case);
+        }
         if self.xor_popc() {
             case.extra.insert("op".into(), "xor".into());
         }
@@ -193,6 +235,14 @@ impl PathSpec {
                 "path {} takes {}x{}x{} tiles of {}/{} with C/D in {}; the case is {}x{}x{} {}/{} with C in {}",
                 self.id, self.m, self.n, self.k, self.a_fmt, self.b_fmt, self.c_fmt, case.m, case.n, case.k, case.a_fmt, case.b_fmt, case.c_fmt
             ));
+        }
+        match (&case.meta, self.sparse()) {
+            (None, true) => return Err(format!("path {} is sparse: its cases carry \"meta\" (the kept A elements' positions)", self.id)),
+            (Some(_), false) => return Err(format!("path {} is dense: its cases carry no \"meta\"", self.id)),
+            (Some(meta), true) if self.one_of_two() && !crate::sparse::one_of_two(meta) => {
+                return Err(format!("path {} keeps one of every two tf32 values: each \"meta\" pair needs one index in 0..=1 and one in 2..=3", self.id))
+            }
+            _ => {}
         }
         if self.xor_popc() != case.xor_pairs() {
             let want = if self.xor_popc() { "carry \"op\": \"xor\"" } else { "carry no \"op\" field" };

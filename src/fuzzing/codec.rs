@@ -4,7 +4,8 @@
 //! An input is a list of entries, each a position (2 bytes, little-endian) and a value (the
 //! widest storage of the path's formats: 4 bytes, or 8 for f64; little-endian). Positions run
 //! over up to [`max_tiles`] tiles laid end to end, each A (m×k), B (k×n), C (m×n) row-major as
-//! in the interchange; a position past them wraps around. Every element no entry names is +0;
+//! in the interchange (on a sparse path A's m×(k/2) kept values, then after C one entry per
+//! group of four along K naming its pair of kept positions); a position past them wraps around. Every element no entry names is +0;
 //! a later entry for the same position wins; a trailing partial entry is ignored. Values are
 //! masked to their format's storage.
 //!
@@ -29,8 +30,19 @@ pub fn value_bytes(path: &PathSpec) -> usize {
     (path.a_fmt.storage_bits().max(path.c_fmt.storage_bits()) as usize).div_ceil(8).max(4)
 }
 
+/// Elements of A (kept values on a sparse path), B, C, and metadata groups (sparse paths: one
+/// per group of four along K per row, its value naming one of [`crate::sparse::PAIRS`]).
+fn parts(path: &PathSpec) -> [usize; 4] {
+    let (m, n, k) = (path.m, path.n, path.k);
+    if path.sparse() {
+        [m * k / 2, k * n, m * n, m * k / 4]
+    } else {
+        [m * k, k * n, m * n, 0]
+    }
+}
+
 fn tile_len(path: &PathSpec) -> usize {
-    path.m * path.k + path.k * path.n + path.m * path.n
+    parts(path).iter().sum()
 }
 
 /// The tiles an input holds (at least one: an empty input is a tile of zeros).
@@ -48,7 +60,8 @@ pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
         tiles = tiles.max(pos / len + 1);
     }
     let mut out: Vec<MmaCase> = (0..tiles).map(|_| path.zeros()).collect();
-    let (na, nb) = (path.m * path.k, path.k * path.n);
+    let [na, nb, nc, _] = parts(path);
+    let pairs = crate::sparse::pair_count(path.one_of_two()) as u64;
     for (pos, v) in entries {
         let t = &mut out[pos / len];
         let at = pos % len;
@@ -56,8 +69,11 @@ pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
             t.a[at] = v & path.a_fmt.mask();
         } else if at < na + nb {
             t.b[at - na] = v & path.b_fmt.mask();
-        } else {
+        } else if at < na + nb + nc {
             t.c[at - na - nb] = v & path.c_fmt.mask();
+        } else if let Some(meta) = t.meta.as_mut() {
+            let g = at - na - nb - nc;
+            meta[2 * g..2 * g + 2].copy_from_slice(&crate::sparse::PAIRS[(v % pairs) as usize]);
         }
     }
     out.iter_mut().for_each(|t| path.conform(t));
@@ -77,7 +93,12 @@ pub fn encode(path: &PathSpec, tiles: &[MmaCase]) -> Result<Vec<u8>, String> {
         if (tile.a_fmt, tile.b_fmt, tile.c_fmt, tile.m, tile.n, tile.k) != (path.a_fmt, path.b_fmt, path.c_fmt, path.m, path.n, path.k) {
             return Err(format!("tile {t} is not a {} tile ({}x{}x{} {}/{})", path.id, tile.m, tile.n, tile.k, tile.a_fmt, tile.c_fmt));
         }
-        for (at, &v) in tile.a.iter().chain(&tile.b).chain(&tile.c).enumerate() {
+        if tile.meta.is_some() != path.sparse() || tile.meta.as_ref().is_some_and(|m| path.one_of_two() && !crate::sparse::one_of_two(m)) {
+            return Err(format!("tile {t}: {}", path.check(tile).err().unwrap_or_default()));
+        }
+        // Metadata groups by their pair's number (the default pair, 0, takes no entry).
+        let groups: Vec<u64> = tile.meta.iter().flat_map(|m| m.chunks_exact(2)).map(|p| crate::sparse::PAIRS.iter().position(|q| q == p).unwrap_or(0) as u64).collect();
+        for (at, &v) in tile.a.iter().chain(&tile.b).chain(&tile.c).chain(&groups).enumerate() {
             if v != 0 {
                 let pos = (t * len + at) as u16;
                 out.extend_from_slice(&pos.to_le_bytes());
@@ -109,6 +130,7 @@ pub fn path_of_target(name: &str) -> Option<&'static PathSpec> {
 mod tests {
     use super::*;
     use crate::exec::path_by_id;
+    use crate::format::Format;
 
     #[test]
     fn round_trips_and_sparse_entries() {
@@ -141,6 +163,30 @@ mod tests {
         assert_eq!(d[0].a[3], 0xffff);
     }
 
+    /// Sparse tiles round-trip with their metadata, and a group no entry names keeps the first pair.
+    #[test]
+    fn sparse_tiles_round_trip_with_their_metadata() {
+        let mut rng = <rand_xoshiro::Xoshiro256PlusPlus as rand::SeedableRng>::seed_from_u64(4);
+        for id in ["mma.sp.m16n8k32.f32.f16.f16.f32", "mma.sp.m16n8k16.f32.tf32.tf32.f32"] {
+            let path = path_by_id(id).unwrap();
+            let tiles: Vec<MmaCase> = (0..3)
+                .map(|_| {
+                    let mut t = crate::gen::path_case(&mut rng, path);
+                    t.extra.clear();
+                    t
+                })
+                .collect();
+            assert!(tiles.iter().any(|t| t.meta.as_ref().unwrap().chunks_exact(2).any(|p| p != crate::sparse::PAIRS[0])));
+            let bytes = encode(path, &tiles).unwrap();
+            assert_eq!(decode(path, &bytes), tiles, "{id}");
+            let zero = decode(path, &[]);
+            assert_eq!(zero[0].meta.as_ref().unwrap()[..2], crate::sparse::PAIRS[0]);
+        }
+        // A dense tile is no tile of a sparse path.
+        let sparse = path_by_id("mma.sp.m16n8k32.f32.f16.f16.f32").unwrap();
+        assert!(encode(sparse, &[MmaCase::zeros(Format::F16, Format::F32, 16, 8, 32)]).is_err());
+    }
+
     #[test]
     fn target_names_name_paths() {
         for p in crate::exec::PATHS {
@@ -161,8 +207,16 @@ mod tests {
             bytes.resize(2 + value_bytes(p), 0x01);
             let tiles = decode(p, &bytes);
             assert_eq!(tiles.len(), n, "{}", p.id);
+            let value = 0x0101_0101_0101_0101u64 & (u64::MAX >> (64 - 8 * value_bytes(p)));
+            if let Some(meta) = &tiles[n - 1].meta {
+                // A sparse path's last entries are metadata groups: the value numbers the pair.
+                let pair = crate::sparse::PAIRS[(value % crate::sparse::pair_count(p.one_of_two()) as u64) as usize];
+                assert_eq!(meta[meta.len() - 2..], pair, "{}", p.id);
+                p.check(&tiles[n - 1]).unwrap();
+                continue;
+            }
             // A path that ignores C decodes every C element as +0, whatever the bytes say.
-            let want = if p.ignores_c() { p.c_ignored() } else { 0x0101_0101_0101_0101 & p.c_fmt.mask() };
+            let want = if p.ignores_c() { p.c_ignored() } else { value & p.c_fmt.mask() };
             assert_eq!(*tiles[n - 1].c.last().unwrap(), want, "{}", p.id);
         }
         assert_eq!(max_tiles(path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap()), MAX_TILES);

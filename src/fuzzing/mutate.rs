@@ -10,7 +10,13 @@ use crate::gen;
 use rand::Rng;
 
 /// The mutations, by name (for statistics and tests).
-pub const MUTATIONS: &[&str] = &["exponent", "bit", "copy-term", "negate-term", "move-magnitude", "splice", "c-edge", "fresh", "broadcast", "zero"];
+pub const MUTATIONS: &[&str] = &["exponent", "bit", "copy-term", "negate-term", "move-magnitude", "splice", "c-edge", "fresh", "broadcast", "zero", "pattern"];
+
+/// Mutations that apply to a tile: "pattern" (moving the kept values of a group of a sparse
+/// tile to other positions) only to sparse tiles, and it is last.
+fn applicable(tile: &MmaCase) -> usize {
+    MUTATIONS.len() - tile.meta.is_none() as usize
+}
 
 /// Apply one to six mutations (one half the time, two a quarter, …) to `tile`; `donor` is another tile of the same shape (splicing).
 /// Returns the names of the mutations applied.
@@ -18,7 +24,7 @@ pub fn mutate<R: Rng>(rng: &mut R, tile: &mut MmaCase, donor: &MmaCase) -> Vec<&
     let n = 1 + (rng.gen::<u32>() % 64).trailing_zeros().min(5) as usize;
     (0..n)
         .map(|_| {
-            let which = rng.gen_range(0..MUTATIONS.len());
+            let which = rng.gen_range(0..applicable(tile));
             apply(rng, tile, donor, which);
             MUTATIONS[which]
         })
@@ -68,7 +74,36 @@ fn exponent_delta<R: Rng>(rng: &mut R) -> i32 {
     }
 }
 
+/// Apply mutation `which`. A sparse tile is mutated as its dense expansion (zeros where no
+/// value is kept) and compressed back with its metadata: what lands on a position the row does
+/// not keep is dropped.
 fn apply<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
+    let Some(meta) = t.meta.clone() else {
+        return apply_dense(rng, t, donor, which);
+    };
+    if MUTATIONS[which] == "pattern" {
+        return move_kept(rng, t);
+    }
+    let mut dense = crate::sparse::expand(t);
+    apply_dense(rng, &mut dense, &crate::sparse::expand(donor), which);
+    *t = crate::sparse::compress(&dense, meta);
+}
+
+/// Another pair of positions for one group of four, in one row or (a third of the time) in
+/// every row; the kept values stay, they only move (tf32 tiles keep their 1:2 pairs).
+fn move_kept<R: Rng>(rng: &mut R, t: &mut MmaCase) {
+    let (groups, half) = (t.k / 4, t.k / 2);
+    let pairs = crate::sparse::pair_count(t.a_fmt == Format::Tf32);
+    let g = rng.gen_range(0..groups);
+    let pair = crate::sparse::PAIRS[rng.gen_range(0..pairs)];
+    let (all, one) = (rng.gen_bool(1.0 / 3.0), rng.gen_range(0..t.m));
+    let meta = t.meta.as_mut().expect("sparse tile");
+    for i in (0..meta.len() / half).filter(|&i| all || i == one) {
+        meta[i * half + 2 * g..i * half + 2 * g + 2].copy_from_slice(&pair);
+    }
+}
+
+fn apply_dense<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usize) {
     let (m, n, k) = (t.m, t.n, t.k);
     match MUTATIONS[which] {
         "exponent" => {
@@ -263,15 +298,23 @@ mod tests {
     fn every_mutation_keeps_the_tile_valid_and_changes_something() {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
         for p in crate::exec::PATHS.iter().filter(|p| p.m <= 64) {
-            let base = gen::case_ab(&mut rng, p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
-            let donor = gen::case_ab(&mut rng, p.a_fmt, p.b_fmt, p.c_fmt, p.m, p.n, p.k);
-            for which in 0..MUTATIONS.len() {
+            // A base with some variety in A and B (a C-dominant tile may hold one value in
+            // each, which copying terms cannot change).
+            let varied = |t: &MmaCase| [&t.a, &t.b].iter().all(|v| v.iter().collect::<std::collections::HashSet<_>>().len() > 1);
+            let base = std::iter::repeat_with(|| gen::path_case(&mut rng, p)).find(varied).expect("a varied tile");
+            let donor = gen::path_case(&mut rng, p);
+            assert_eq!(applicable(&base), MUTATIONS.len() - !p.sparse() as usize);
+            for which in 0..applicable(&base) {
                 let mut changed = false;
                 for _ in 0..50 {
                     let mut t = base.clone();
                     apply(&mut rng, &mut t, &donor, which);
                     t.validate().unwrap_or_else(|e| panic!("{} after {}: {e}", p.id, MUTATIONS[which]));
                     changed |= t != base;
+                    // What the guided hunt runs: the mutant conformed to the path (sparse
+                    // metadata must stay valid; C goes back to +0 where the path ignores it).
+                    p.conform(&mut t);
+                    p.check(&t).unwrap_or_else(|e| panic!("{} after {}: {e}", p.id, MUTATIONS[which]));
                 }
                 assert!(changed, "{}: {} never changed the tile", p.id, MUTATIONS[which]);
             }

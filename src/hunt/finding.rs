@@ -107,12 +107,19 @@ impl Finding {
 fn nonzero_inputs(case: &Value) -> String {
     let dim = |k: &str| case[k].as_u64().unwrap_or(1).max(1) as usize;
     let (n, k) = (dim("n"), dim("k"));
+    // A sparse case's A holds k/2 kept values per row: each printed at its dense position.
+    let meta: Option<Vec<u64>> = case["meta"].as_array().map(|m| m.iter().map(|x| x.as_u64().unwrap_or(0)).collect());
+    let a_cols = if meta.is_some() { (k / 2).max(1) } else { k };
     let mut parts = Vec::new();
-    for (name, cols) in [("a", k), ("b", n), ("c", n)] {
+    for (name, cols) in [("a", a_cols), ("b", n), ("c", n)] {
         for (idx, v) in case[name].as_array().into_iter().flatten().enumerate() {
             let bits = v.as_str().unwrap_or("?");
             if bits.chars().any(|ch| ch != '0') {
-                parts.push(format!("{name}[{}][{}] = {bits}", idx / cols, idx % cols));
+                let col = match (&meta, name) {
+                    (Some(m), "a") => 4 * (idx % cols / 2) + m.get(idx).copied().unwrap_or(0) as usize,
+                    _ => idx % cols,
+                };
+                parts.push(format!("{name}[{}][{col}] = {bits}", idx / cols));
             }
         }
     }
@@ -242,5 +249,12 @@ mod tests {
         assert_eq!(store(dir.path(), f.clone(), &mut problems).unwrap(), Stored::New);
         assert_eq!(problems.len(), 1);
         assert!(file.with_extension("md.unreadable").exists());
+    }
+
+    /// A sparse case's kept A values are listed at their dense positions.
+    #[test]
+    fn sparse_inputs_print_at_dense_positions() {
+        let case = serde_json::json!({"m": 2, "n": 1, "k": 8, "a": ["0", "3c00", "0", "0", "0", "0", "4000", "0"], "meta": [0, 3, 1, 2, 0, 1, 1, 3], "b": ["0", "0", "0", "0", "0", "0", "0", "0"], "c": ["0", "0"]});
+        assert_eq!(nonzero_inputs(&case), "a[0][3] = 3c00\na[1][5] = 4000");
     }
 }

@@ -111,4 +111,31 @@ mod tests {
         let t = last.probe.tile();
         assert_ne!(v100.execute(std::slice::from_ref(&t)).unwrap()[0][last.probe.i * 8 + last.probe.j], h100.execute(std::slice::from_ref(&t)).unwrap()[0][last.probe.i * 8 + last.probe.j]);
     }
+
+    /// A sparse tile's divergence minimises to a sparse probe: the H100's sparse k32 model (one
+    /// block over the 16 kept products) against the same knobs blocked by dense K (blocks of 16
+    /// dense positions, 8 kept products each) shrinks to a few terms at their dense positions,
+    /// and the minimised tile still diverges when run afresh.
+    #[test]
+    fn sparse_divergences_minimise_to_sparse_probes() {
+        let path = crate::exec::path_by_id("mma.sp.m16n8k32.f32.f16.f16.f32").unwrap();
+        let kept = Model::load("sm90:mma.sp.m16n8k32.f32.f16.f16.f32").unwrap();
+        let dense_k = Model::from_toml("dense-k", "base = \"sm90:mma.sp.m16n8k32.f32.f16.f16.f32\"\n[blocks]\nwidth = 8").unwrap();
+        let (a, b) = (Side::model(kept), Side::model(dense_k));
+        let (case, e) = (0..400)
+            .find_map(|i| {
+                let c = crate::gen::case_at(path, 11, i);
+                let (da, db) = (a.execute(std::slice::from_ref(&c)).unwrap().remove(0), b.execute(std::slice::from_ref(&c)).unwrap().remove(0));
+                (0..128).find(|&e| da[e] != db[e]).map(|e| (c, e))
+            })
+            .expect("blocking by kept products or by dense K differ on some tile");
+        let m = minimise(&a, &b, &case, e / 8, e % 8, 200).unwrap();
+        assert!(!m.needs_whole_tile);
+        let last = &m.last.probe;
+        assert!(last.picks.is_some() && last.simplicity().terms <= 4, "{}", last.describe());
+        let t = last.tile();
+        path.check(&t).unwrap();
+        let at = last.i * 8 + last.j;
+        assert_ne!(a.execute(std::slice::from_ref(&t)).unwrap()[0][at], b.execute(std::slice::from_ref(&t)).unwrap()[0][at]);
+    }
 }

@@ -19,6 +19,9 @@ pub struct Probe {
     /// Column j of B.
     pub b: Vec<u64>,
     pub c: u64,
+    /// On a sparse tile, the dense positions along K that row i keeps: `a` holds the row's k/2
+    /// kept values and `b` the elements of column j they select, term t at position `picks[t]`.
+    pub picks: Option<Vec<usize>>,
 }
 
 /// How simple a probe is; lower is simpler, compared field by field in this order.
@@ -49,23 +52,50 @@ impl Probe {
             shape: (case.m, case.n, case.k),
             i,
             j,
-            a: (0..case.k).map(|kk| case.a_at(i, kk)).collect(),
-            b: (0..case.k).map(|kk| case.b_at(kk, j)).collect(),
+            a: match case.meta {
+                None => (0..case.k).map(|kk| case.a_at(i, kk)).collect(),
+                Some(_) => case.a[i * case.k / 2..(i + 1) * case.k / 2].to_vec(),
+            },
+            b: match case.picks(i) {
+                None => (0..case.k).map(|kk| case.b_at(kk, j)).collect(),
+                Some(picks) => picks.iter().map(|&kk| case.b_at(kk, j)).collect(),
+            },
             c: case.c_at(i, j),
+            picks: case.picks(i),
         }
     }
 
-    /// The tile: zeros everywhere but row i of A, column j of B and C[i][j].
+    /// The tile: zeros everywhere but row i of A, column j of B and C[i][j] (on a sparse tile,
+    /// row i keeps the probe's positions and every other row the first pair of each group).
     pub fn tile(&self) -> MmaCase {
         let (m, n, k) = self.shape;
         let mut t = MmaCase::zeros(self.a_fmt, self.c_fmt, m, n, k);
         t.b_fmt = self.b_fmt;
-        for kk in 0..k {
-            t.a[self.i * k + kk] = self.a[kk];
-            t.b[kk * n + self.j] = self.b[kk];
+        match &self.picks {
+            None => {
+                for kk in 0..k {
+                    t.a[self.i * k + kk] = self.a[kk];
+                    t.b[kk * n + self.j] = self.b[kk];
+                }
+            }
+            Some(picks) => {
+                t = crate::sparse::zeros_like(&t);
+                let half = k / 2;
+                let meta = t.meta.as_mut().expect("sparse");
+                for (x, &kk) in picks.iter().enumerate() {
+                    meta[self.i * half + x] = (kk % 4) as u8;
+                    t.a[self.i * half + x] = self.a[x];
+                    t.b[kk * n + self.j] = self.b[x];
+                }
+            }
         }
         t.c[self.i * n + self.j] = self.c;
         t
+    }
+
+    /// The dense position along K of term `t`.
+    fn position(&self, t: usize) -> usize {
+        self.picks.as_ref().map_or(t, |p| p[t])
     }
 
     /// Terms whose a or b is not +0.
@@ -110,7 +140,7 @@ impl Probe {
         }
         let mut parts = vec![format!("c = {}", value_text(self.c_fmt, self.c))];
         for (t, ks) in &groups {
-            let ks: Vec<String> = ks.iter().map(|k| k.to_string()).collect();
+            let ks: Vec<String> = ks.iter().map(|&k| self.position(k).to_string()).collect();
             let at = if ks.len() == 1 { format!("k = {}", ks[0]) } else { format!("k = {}", ks.join(", ")) };
             parts.push(format!("{t} at {at}"));
         }
@@ -119,7 +149,9 @@ impl Probe {
         } else {
             parts.push("other products 0".into());
         }
-        format!("D[{},{}] of {}x{}x{} {}->{}: {}", self.i, self.j, self.shape.0, self.shape.1, self.shape.2, self.a_fmt, self.c_fmt, parts.join("; "))
+        // Sparse tiles: k counts dense positions, of which the row keeps half.
+        let sparse = if self.picks.is_some() { " sparse (k = kept positions)" } else { "" };
+        format!("D[{},{}] of {}x{}x{}{sparse} {}->{}: {}", self.i, self.j, self.shape.0, self.shape.1, self.shape.2, self.a_fmt, self.c_fmt, parts.join("; "))
     }
 }
 
@@ -417,5 +449,31 @@ mod tests {
         assert_eq!(Format::F16.to_f64(a) * Format::F16.to_f64(b), 2f64.powi(-27));
         // 1 + 2^-11 needs 12 bits: rounded to nearest (ties up) in 11, with b = 1.
         assert_eq!(merged_product(Format::F16, [(0x3c00, 0x3c00), (0x1000, 0x3c00)]), Some((0x3c01, 0x3c00)));
+    }
+
+    /// A probe of a sparse tile holds the row's kept values and the B elements they select,
+    /// names terms by their dense positions, and rebuilds a sparse tile with the same element.
+    #[test]
+    fn sparse_probes_keep_their_positions() {
+        let path = crate::exec::path_by_id("mma.sp.m16n8k32.f32.f16.f16.f32").unwrap();
+        let mut rng = <rand_xoshiro::Xoshiro256PlusPlus as rand::SeedableRng>::seed_from_u64(9);
+        let case = crate::gen::path_case(&mut rng, path);
+        let p = Probe::from_tile(&case, 5, 3);
+        let picks = case.picks(5).unwrap();
+        assert_eq!(p.picks.as_ref(), Some(&picks));
+        assert_eq!(p.a.len(), 16);
+        assert_eq!(p.b, picks.iter().map(|&kk| case.b_at(kk, 3)).collect::<Vec<_>>());
+        let t = p.tile();
+        path.check(&t).unwrap();
+        assert_eq!(t.picks(5), Some(picks.clone()));
+        assert_eq!(crate::exact::exact_element(&t, 5, 3), crate::exact::exact_element(&case, 5, 3));
+        // One live term at dense position picks[3]: described there, not at 3.
+        let mut one = p.clone();
+        one.a.iter_mut().enumerate().filter(|(x, _)| *x != 3).for_each(|(_, v)| *v = 0);
+        one.b.iter_mut().enumerate().filter(|(x, _)| *x != 3).for_each(|(_, v)| *v = 0);
+        one.a[3] = 0x3c00;
+        one.b[3] = 0x4000;
+        assert!(one.describe().contains(&format!("1·2 at k = {}", picks[3])), "{}", one.describe());
+        assert!(one.describe().contains("sparse"));
     }
 }

@@ -114,7 +114,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
             None => Some(a),
         }
     };
-    let mut core_alive: Vec<Point> = space::points(&core_axes, path.k);
+    let mut core_alive: Vec<Point> = space::points(&core_axes, path.terms());
     let mut full_alive: Option<Vec<(Point, Point)>> = None;
     // The tiles the oracle ran with its D, and which of their elements are plain.
     let mut recorded: Vec<(MmaCase, Vec<u64>)> = Vec::new();
@@ -157,7 +157,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
             barren = 0;
             if full_alive.is_none() {
                 // The core survivors look alike on these inputs: cross them with the special knobs.
-                let pairs: Vec<(Point, Point)> = core_alive.iter().flat_map(|c| space::points(&special_axes, path.k).into_iter().map(move |s| (c.clone(), s))).collect();
+                let pairs: Vec<(Point, Point)> = core_alive.iter().flat_map(|c| space::points(&special_axes, path.terms()).into_iter().map(move |s| (c.clone(), s))).collect();
                 let (kept, left) = filter_until(&pairs, deadline, |(c, s)| at(c, Some(s)).is_some_and(|a| consistent(&a, &recorded, &plain, false)));
                 let empty = kept.is_empty();
                 full_alive = Some(kept);

@@ -106,7 +106,7 @@ pub fn infer(path: &PathSpec, obs: &Observations, base: &Arithmetic) -> Inferenc
     let everything: Vec<&Observation> = obs.all.iter().collect();
 
     // Stage 1: core combinations against plain observations, special knobs as in `base`.
-    let core_points = space::points(&core_axes, path.k);
+    let core_points = space::points(&core_axes, path.terms());
     let core_results: Vec<(Point, Option<usize>)> = core_points
         .par_iter()
         .map(|p| {
@@ -117,7 +117,7 @@ pub fn infer(path: &PathSpec, obs: &Observations, base: &Arithmetic) -> Inferenc
     let core_survivors: Vec<Point> = core_results.iter().filter(|(_, f)| f.is_none()).map(|(p, _)| p.clone()).collect();
 
     // Stage 2: survivors crossed with the special knobs, against the other observations.
-    let special_points = space::points(&special_axes, path.k);
+    let special_points = space::points(&special_axes, path.terms());
     let pairs: Vec<(Point, Point)> = core_survivors.iter().flat_map(|c| special_points.iter().map(move |s| (c.clone(), s.clone()))).collect();
     let at = |c: &Point, s: &Point| space::arithmetic_at(base, &core_axes, c).and_then(|a| space::arithmetic_at(&a, &special_axes, s));
     // The simplest non-plain elements first (most candidates fall there), then every tile whole.

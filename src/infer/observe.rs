@@ -40,6 +40,9 @@ impl Observation {
 /// Whether element (i, j) of `tile`, with output `d`, is plain: normal or zero inputs, a
 /// normal nonzero output.
 pub fn plain_element(tile: &MmaCase, i: usize, j: usize, d: u64) -> bool {
+    if let Some(row) = tile.dense_row(i) {
+        return plain_element(&row, 0, j, d);
+    }
     let normal = |f: crate::Format, x: u64| {
         let v = f.decode(x);
         v.class == Class::Zero || (v.class == Class::Finite && v.sig >> (f.precision() - 1) == 1)
@@ -52,6 +55,9 @@ pub fn plain_element(tile: &MmaCase, i: usize, j: usize, d: u64) -> bool {
 
 /// Element (i, j) of a tile as a 1×1×k case.
 pub fn element_case(tile: &MmaCase, i: usize, j: usize) -> MmaCase {
+    if let Some(row) = tile.dense_row(i) {
+        return element_case(&row, 0, j);
+    }
     let mut c = MmaCase::zeros(tile.a_fmt, tile.c_fmt, 1, 1, tile.k);
     c.b_fmt = tile.b_fmt;
     for kk in 0..tile.k {

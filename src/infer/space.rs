@@ -28,17 +28,19 @@ fn axis(path: &'static str) -> Axis {
 /// The core axes for a path: block structure, alignment and the accumulator's rounding, plus
 /// the output conversion where D is narrower than the accumulator and product rounding for f64.
 pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
+    // A sparse path's dot products have k/2 terms (the values its metadata keeps).
+    let terms = p.terms();
     if p.c_fmt.is_integer() {
         // Integer paths: the integer datapath's knobs are the whole space.
         let mut axes: Vec<Axis> = knobs::integer_knobs().into_iter().map(|k| Axis { path: k.path, values: k.values }).collect();
-        axes[0].values.retain(|w| w.as_integer().is_some_and(|w| w as usize <= p.k));
+        axes[0].values.retain(|w| w.as_integer().is_some_and(|w| w as usize <= terms));
         return axes;
     }
     let mut axes: Vec<Axis> = ["blocks.width", "blocks.interleave", "blocks.order", "blocks.c", "blocks.normalise", "align.mode", "align.exponent", "align.extra_bits", "accumulator.rounding"]
         .into_iter()
         .map(axis)
         .collect();
-    axes[0].values.retain(|w| w.as_integer().is_some_and(|w| w as usize <= p.k));
+    axes[0].values.retain(|w| w.as_integer().is_some_and(|w| w as usize <= terms));
     if p.c_fmt == Format::F16 {
         axes.push(Axis { path: "accumulator.format", values: strs(&["f32", "f16"]) });
         axes.push(Axis { path: "output.rounding", values: strs(&["rne", "rz"]) });
@@ -70,8 +72,11 @@ pub fn special_axes(p: &PathSpec) -> Vec<Axis> {
     let tiny_products = 2 * p.a_fmt.min_lsb_exp() < acc_emin;
     let floor = Axis { path: "align.floor_below_emin", values: vec![toml::Value::String("none".into()), toml::Value::Integer(0), toml::Value::Integer(6), toml::Value::Integer(7), toml::Value::Integer(8)] };
     let floor = tiny_products.then_some(floor);
+    // Mixed FP8 (A and B in different formats): the GPU may read both operands' exponent
+    // fields as one wider format's (the dense mixed paths read them as f16's).
+    let mixed = (p.a_fmt != p.b_fmt).then(|| Axis { path: "inputs.field_format", values: strs(&["none", "f16"]) });
     let rest = ["accumulator.subnormals", "accumulator.overflow", "accumulator.range", "output.subnormals", "inputs.subnormals", "inputs.c_subnormals", "specials.nan", "specials.zero_sign"].into_iter().map(axis);
-    floor.into_iter().chain(rest).collect()
+    floor.into_iter().chain(mixed).chain(rest).collect()
 }
 
 /// Every point of the product of `axes` for a path of depth `k`, skipping points that only

@@ -145,6 +145,10 @@ impl Emulator {
     /// Compute D for one case: `m·n` bit patterns in C's format, row-major.
     pub fn run(&self, case: &MmaCase) -> Result<Vec<u64>, EmulatorError> {
         case.validate()?;
+        if let Some(rows) = case.dense_rows() {
+            // 2:4 sparsity: each row is the dense dot product over the k/2 values it keeps.
+            return rows.iter().map(|r| self.run(r)).collect::<Result<Vec<_>, _>>().map(|d| d.concat());
+        }
         let ar = self.model.arithmetic(case.a_fmt);
         if let Some(blocks) = self.integer_blocks(ar, case)? {
             return Ok(super::integer::tile(ar, &blocks, case));
@@ -166,6 +170,10 @@ impl Emulator {
     /// elements, not the tile.
     pub fn agrees(&self, case: &MmaCase, want: &[u64], care: impl Fn(usize) -> bool) -> Result<bool, EmulatorError> {
         case.validate()?;
+        if case.meta.is_some() {
+            let d = self.run(case)?;
+            return Ok(d.into_iter().enumerate().all(|(idx, got)| !care(idx) || want.get(idx) == Some(&got)));
+        }
         let ar = self.model.arithmetic(case.a_fmt);
         if let Some(blocks) = self.integer_blocks(ar, case)? {
             let d = super::integer::tile(ar, &blocks, case);
@@ -209,6 +217,9 @@ impl Emulator {
     /// Compute one element of D (row `i`, column `j`).
     pub fn run_element(&self, case: &MmaCase, i: usize, j: usize) -> Result<u64, EmulatorError> {
         case.validate()?;
+        if let Some(row) = case.dense_row(i) {
+            return self.run_element(&row, 0, j);
+        }
         let ar = self.model.arithmetic(case.a_fmt);
         if let Some(blocks) = self.integer_blocks(ar, case)? {
             return Ok(super::integer::element(ar, &blocks, case, i, j));

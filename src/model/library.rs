@@ -97,6 +97,21 @@ const EMBEDDED_ARCH: &[(&str, &str)] = &[
     ("sm90:wgmma.m64n8k32.s32.u8.u8", include_str!("../../models/sm90/wgmma.m64n8k32.s32.u8.u8.toml")),
     ("sm90:wgmma.m64n8k32.s32.s8.u8.satfinite", include_str!("../../models/sm90/wgmma.m64n8k32.s32.s8.u8.satfinite.toml")),
     ("sm90:wgmma.m64n8k256.s32.b1.b1.and.popc", include_str!("../../models/sm90/wgmma.m64n8k256.s32.b1.b1.and.popc.toml")),
+    ("sm90:mma.sp.m16n8k16.f32.bf16.bf16.f32", include_str!("../../models/sm90/mma.sp.m16n8k16.f32.bf16.bf16.f32.toml")),
+    ("sm90:mma.sp.m16n8k16.f32.f16.f16.f32", include_str!("../../models/sm90/mma.sp.m16n8k16.f32.f16.f16.f32.toml")),
+    ("sm90:mma.sp.m16n8k16.f32.tf32.tf32.f32", include_str!("../../models/sm90/mma.sp.m16n8k16.f32.tf32.tf32.f32.toml")),
+    ("sm90:mma.sp.m16n8k32.f16.f16.f16.f16", include_str!("../../models/sm90/mma.sp.m16n8k32.f16.f16.f16.f16.toml")),
+    ("sm90:mma.sp.m16n8k32.f32.bf16.bf16.f32", include_str!("../../models/sm90/mma.sp.m16n8k32.f32.bf16.bf16.f32.toml")),
+    ("sm90:mma.sp.m16n8k32.f32.f16.f16.f32", include_str!("../../models/sm90/mma.sp.m16n8k32.f32.f16.f16.f32.toml")),
+    ("sm90:mma.sp.m16n8k64.f32.e4m3.e4m3.f32", include_str!("../../models/sm90/mma.sp.m16n8k64.f32.e4m3.e4m3.f32.toml")),
+    ("sm90:mma.sp.m16n8k64.f32.e4m3.e5m2.f32", include_str!("../../models/sm90/mma.sp.m16n8k64.f32.e4m3.e5m2.f32.toml")),
+    ("sm90:mma.sp.m16n8k64.f32.e5m2.e5m2.f32", include_str!("../../models/sm90/mma.sp.m16n8k64.f32.e5m2.e5m2.f32.toml")),
+    ("sm90:wgmma.sp.m64n8k32.f32.bf16.bf16", include_str!("../../models/sm90/wgmma.sp.m64n8k32.f32.bf16.bf16.toml")),
+    ("sm90:wgmma.sp.m64n8k32.f32.f16.f16", include_str!("../../models/sm90/wgmma.sp.m64n8k32.f32.f16.f16.toml")),
+    ("sm90:wgmma.sp.m64n8k64.f32.e4m3.e4m3", include_str!("../../models/sm90/wgmma.sp.m64n8k64.f32.e4m3.e4m3.toml")),
+    ("sm90:wgmma.sp.m64n8k64.f32.e5m2.e5m2", include_str!("../../models/sm90/wgmma.sp.m64n8k64.f32.e5m2.e5m2.toml")),
+    ("sm90:wgmma.sp.m64n8k32.f32.f16.f16.smem_a", include_str!("../../models/sm90/wgmma.sp.m64n8k32.f32.f16.f16.smem_a.toml")),
+    ("sm90:wgmma.sp.m64n8k64.f32.e4m3.e4m3.smem_a", include_str!("../../models/sm90/wgmma.sp.m64n8k64.f32.e4m3.e4m3.smem_a.toml")),
 ];
 
 /// Names of the embedded models, in library order (the per-path `ARCH:PATH` ones are listed by

@@ -376,3 +376,5 @@ extern "C" __global__ void mma_m8n8k4_f16_f16_f16_f16(const uint16_t* A, const u
 
 // Integer operands into s32 (s8/u8, s4/u4, b1).
 #include "mma_int.cuh"
+// Structured sparsity (2:4, tf32 1:2).
+#include "mma_sp.cuh"

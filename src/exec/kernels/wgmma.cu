@@ -188,3 +188,5 @@ WGMMA_FP8_F16(wgmma_m64n8k32_f16_e5m2_e5m2, "e5m2")
 #include "wgmma_forms.cuh"
 // Integer operands into s32.
 #include "wgmma_int.cuh"
+// Structured sparsity (2:4).
+#include "wgmma_sp.cuh"
