@@ -24,6 +24,7 @@ fn hunt(guided: bool, dir: &std::path::Path) -> mmafuzz::hunt::HuntState {
         findings: dir.join("findings"),
         stop_at_first: true,
         guided: guided.then(|| dir.join("population")),
+        shard: Default::default(),
     };
     let mut h = Hunt::new(cfg, &a, &b, false).unwrap();
     h.run(&AtomicBool::new(false), |_| {}).unwrap();

@@ -42,6 +42,16 @@ pub enum CorpusCommand {
         #[arg(long, default_value = "corpus")]
         corpus: PathBuf,
     },
+    /// Join corpus directories into one (e.g. recordings made on several machines): each
+    /// path's tiles appended to its file in INTO, repeats (same A, B, C) dropped, files
+    /// rewritten atomically in the compact form.
+    Merge {
+        #[arg(long, default_value = "corpus")]
+        into: PathBuf,
+        /// Corpus directories to read.
+        #[arg(required = true)]
+        sources: Vec<PathBuf>,
+    },
     /// Write the fewest tiles of a path's corpus that still refute every single-knob
     /// alternative of its model that the whole corpus refutes (plus every tile the model gets
     /// wrong) to OUT: a small regression set.
@@ -137,6 +147,23 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        CorpusCommand::Merge { into, sources } => {
+            std::fs::create_dir_all(&into).with_context(|| format!("cannot create {}", into.display()))?;
+            for src in &sources {
+                for f in corpus_files(src).with_context(|| format!("cannot list {}", src.display()))? {
+                    let (mut cases, bad) = read_corpus(&f).with_context(|| format!("cannot read {}", f.display()))?;
+                    anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {}); nothing merged from it", f.display(), bad[0]);
+                    let target = into.join(f.file_name().expect("a corpus file"));
+                    let mut all = if target.exists() { read_corpus(&target)?.0 } else { vec![] };
+                    let before = all.len();
+                    all.append(&mut cases);
+                    let (keep, dropped) = mmafuzz::corpus::dedup(&all);
+                    mmafuzz::store::write_lines_atomically(&target, &lines_of(&target, &all, &keep))?;
+                    println!("{}: {before} + {} tiles, {dropped} repeats dropped, {} now", corpus_path_id(&f), all.len() - before, keep.len());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         CorpusCommand::Minimise { path, corpus, model, output } => {
             let f = file_of(&corpus, &path);
             let (cases, bad) = read_corpus(&f).with_context(|| format!("cannot read {}", f.display()))?;
@@ -178,7 +205,7 @@ fn add_from_fuzz(artifact: &Path, path: Option<&str>, model: Option<&str>, findi
     let file = corpus.join(format!("{}.jsonl.gz", p.id));
     mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
     println!("recorded {} tiles of {} from {} into {}", lines.len(), p.id, gpus[0].info.name, file.display());
-    let cfg = HuntConfig { path: p, seed: 0, batch: tiles.len(), max_tiles: None, max_time: None, per_class: 4, max_rounds: 200, exact_every: u64::MAX, findings: findings.to_path_buf(), stop_at_first: false, guided: None };
+    let cfg = HuntConfig { path: p, seed: 0, batch: tiles.len(), max_tiles: None, max_time: None, per_class: 4, max_rounds: 200, exact_every: u64::MAX, findings: findings.to_path_buf(), stop_at_first: false, guided: None, shard: Default::default() };
     let mut hunt = Hunt::new(cfg, &a, &b, false)?;
     let divergent = hunt.record_divergences(&tiles, &da, &db)?;
     println!("{divergent} divergent elements; findings: {} new, {} merged, in {}", hunt.state.findings_new, hunt.state.findings_merged, findings.join(p.id).display());

@@ -68,6 +68,12 @@ pub struct HuntArgs {
     /// End at the first batch with a divergence and print `first divergence: tile N`.
     #[arg(long)]
     stop_at_first: bool,
+    /// Run part I of N of the hunt (e.g. 3/16, a Slurm array task): tile i of the shard is
+    /// tile i·N + I of the whole hunt, so N shards with the same seed and --tiles run exactly
+    /// its tiles (--tiles is the whole hunt's count); join their findings with `mmafuzz
+    /// findings merge`. Unguided hunts only.
+    #[arg(long, default_value = "0/1")]
+    shard: mmafuzz::hunt::Shard,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -122,6 +128,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     let b = Side::model(Model::load(&model)?);
     let a = side_a(args.against.as_deref(), &args.devices, path)?;
     let gpu = matches!(a, Side::Gpu { .. });
+    anyhow::ensure!(args.shard.is_whole() || !args.guided, "--shard splits the tile indices of an unguided hunt; a guided hunt's tiles come from its population");
     let population = args.guided.then(|| args.population.clone().unwrap_or_else(|| PathBuf::from("fuzz/corpus").join(mmafuzz::fuzzing::codec::target_name(path))));
     let cfg = HuntConfig {
         path,
@@ -133,7 +140,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
             (false, false) => 1 << 10,
             (false, true) => 1 << 8,
         }).max(1),
-        max_tiles: args.tiles,
+        max_tiles: args.tiles.map(|t| args.shard.share(t)),
         max_time: args.time,
         per_class: args.per_class,
         max_rounds: args.max_rounds,
@@ -141,6 +148,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         findings: args.findings.clone(),
         stop_at_first: args.stop_at_first,
         guided: population,
+        shard: args.shard,
     };
     let mut hunt = Hunt::new(cfg, &a, &b, args.resume)?;
     for p in &hunt.problems {
@@ -149,7 +157,8 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &hunt.population {
         eprintln!("guided: population in {}", p.dir.display());
     }
-    eprintln!("hunting {}: A = {} | B = {}", path.id, a.describe(), b.describe());
+    let part = if args.shard.is_whole() { String::new() } else { format!(" (shard {}: tiles {} + {}·i)", args.shard, args.shard.index, args.shard.count) };
+    eprintln!("hunting {}{part}: A = {} | B = {}", path.id, a.describe(), b.describe());
 
     let stop = Arc::new(AtomicBool::new(false));
     let presses = Arc::new(AtomicUsize::new(0));
@@ -203,7 +212,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
 fn progress_bar(args: &HuntArgs) -> ProgressBar {
     let (len, template) = match (args.time, args.tiles) {
         (Some(t), _) => (t.as_millis() as u64, "{bar:30} {elapsed} of {duration} {msg}"),
-        (None, Some(n)) => (n, "{bar:30} {pos}/{len} tiles, {eta} left, {msg}"),
+        (None, Some(n)) => (args.shard.share(n), "{bar:30} {pos}/{len} tiles, {eta} left, {msg}"),
         _ => (0, "{msg}"),
     };
     let bar = ProgressBar::new(len);

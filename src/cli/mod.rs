@@ -4,6 +4,7 @@ mod bench;
 mod corpus;
 mod discover;
 mod emulate;
+mod findings;
 mod fuzz;
 mod gemm;
 pub(crate) mod gpu;
@@ -101,9 +102,12 @@ enum Command {
     /// Exit status 0 when models survive, 1 when the data contradicts every one.
     Discover(discover::DiscoverArgs),
     /// Work on the GPU corpus: stats, add (promote findings, or a fuzz artifact), compact,
-    /// dedup, minimise.
+    /// dedup, merge, minimise.
     #[command(subcommand)]
     Corpus(corpus::CorpusCommand),
+    /// Join findings directories (the shards of a hunt, hunts on several machines).
+    #[command(subcommand)]
+    Findings(findings::FindingsCommand),
     /// Inputs of the GPU fuzz targets (fuzz/, cargo-fuzz): decode an artifact readably, encode
     /// cases as seeds.
     ///
@@ -227,6 +231,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Hunt(args) => hunt::hunt(args),
         Command::Infer(args) => infer::infer(args),
         Command::Corpus(cmd) => corpus::corpus(cmd),
+        Command::Findings(cmd) => findings::findings(cmd),
         Command::Fuzz(cmd) => fuzz::fuzz(cmd),
         Command::Discover(args) => discover::discover(args),
         Command::Report { corpus, output } => report::report(&corpus, &output),

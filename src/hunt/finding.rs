@@ -151,8 +151,10 @@ pub fn store(dir: &Path, mut f: Finding, problems: &mut Vec<String>) -> std::io:
     match std::fs::read_to_string(&file) {
         Ok(text) => match Finding::parse(&text) {
             Ok(old) => {
+                // Seen in both: counts add, the dates span both (a merge may bring older ones).
                 f.seen += old.seen;
-                f.first_seen = old.first_seen;
+                f.first_seen = f.first_seen.clone().min(old.first_seen);
+                f.last_seen = f.last_seen.clone().max(old.last_seen);
                 how = Stored::Merged;
             }
             Err(e) => {
@@ -166,6 +168,25 @@ pub fn store(dir: &Path, mut f: Finding, problems: &mut Vec<String>) -> std::io:
     }
     crate::store::write_atomically(&file, f.render().as_bytes())?;
     Ok(how)
+}
+
+/// Merge every finding under each of `sources` into `into` (a findings directory, one
+/// subdirectory per path): a finding already there (same id: the same minimised case) has its
+/// counts added and its dates widened, a new one is written. Returns (new, merged, unreadable
+/// files named with their reason).
+pub fn merge(into: &Path, sources: &[PathBuf]) -> std::io::Result<(usize, usize, Vec<String>)> {
+    let (mut new, mut merged, mut problems) = (0, 0, Vec::new());
+    for src in sources {
+        let (all, bad) = read_all(src);
+        problems.extend(bad);
+        for (_, f) in all {
+            match store(into, f, &mut problems)? {
+                Stored::New => new += 1,
+                Stored::Merged => merged += 1,
+            }
+        }
+    }
+    Ok((new, merged, problems))
 }
 
 /// Every finding under `dir` (recursively); files that cannot be read or parsed are returned

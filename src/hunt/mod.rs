@@ -9,9 +9,11 @@ pub mod finding;
 pub mod guided;
 pub mod minimise;
 pub mod probe;
+pub mod shard;
 pub mod side;
 mod stats;
 
+pub use shard::Shard;
 pub use side::{Side, SideError};
 pub use stats::{ClassCount, ExactStats, HuntState};
 
@@ -52,6 +54,9 @@ pub struct HuntConfig {
     pub stop_at_first: bool,
     /// Guided: the population's directory (libFuzzer's corpus of the path's GPU target).
     pub guided: Option<PathBuf>,
+    /// The part of the tile index space this hunt runs (unguided hunts only); `max_tiles`
+    /// counts this shard's tiles.
+    pub shard: Shard,
 }
 
 /// Why a hunt stopped early.
@@ -80,15 +85,18 @@ pub struct Hunt<'s> {
 impl<'s> Hunt<'s> {
     /// A new hunt, or (with `resume`) the saved one with the same path and sides.
     pub fn new(cfg: HuntConfig, a: &'s Side, b: &'s Side, resume: bool) -> Result<Hunt<'s>, HuntError> {
-        let file = stats::state_file(&cfg.findings, cfg.path.id, &a.name(), &b.name(), cfg.guided.is_some());
+        let file = stats::state_file(&cfg.findings, cfg.path.id, &a.name(), &b.name(), cfg.guided.is_some(), cfg.shard);
         let mut state = if resume {
             let s = HuntState::load(&file).map_err(|message| HuntError::Resume { file: file.display().to_string(), message })?;
             if s.seed != cfg.seed && cfg.seed != 0 {
                 eprintln!("resuming with the saved seed {} (not {})", s.seed, cfg.seed);
             }
+            if s.shard != cfg.shard {
+                return Err(HuntError::Resume { file: file.display().to_string(), message: format!("it is shard {}, not {}", s.shard, cfg.shard) });
+            }
             s
         } else {
-            HuntState::new(cfg.path.id, &a.name(), &b.name(), cfg.seed)
+            HuntState { shard: cfg.shard, ..HuntState::new(cfg.path.id, &a.name(), &b.name(), cfg.seed) }
         };
         if !state.features.fits() {
             state.features = Default::default();
@@ -109,7 +117,7 @@ impl<'s> Hunt<'s> {
     }
 
     fn state_file(&self) -> PathBuf {
-        stats::state_file(&self.cfg.findings, self.cfg.path.id, &self.a.name(), &self.b.name(), self.cfg.guided.is_some())
+        stats::state_file(&self.cfg.findings, self.cfg.path.id, &self.a.name(), &self.b.name(), self.cfg.guided.is_some(), self.cfg.shard)
     }
 
     /// Run until the tile or time budget is spent, `stop` is set, or (with `stop_at_first`) a
@@ -120,8 +128,9 @@ impl<'s> Hunt<'s> {
     pub fn run(&mut self, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
         let started = Instant::now();
         let base_elapsed = self.state.elapsed_s;
-        let (path, seed) = (self.cfg.path, self.state.seed);
-        let make = |from: u64, n: u64| -> Vec<MmaCase> { (from..from + n).into_par_iter().map(|i| gen::case_at(path, seed, i)).collect() };
+        let (path, seed, shard) = (self.cfg.path, self.state.seed, self.cfg.shard);
+        // Tile i of a shard is tile shard.global(i) of the whole hunt (and records that index).
+        let make = |from: u64, n: u64| -> Vec<MmaCase> { (from..from + n).into_par_iter().map(|i| gen::case_at(path, seed, shard.global(i))).collect() };
         let (max_tiles, batch) = (self.cfg.max_tiles, self.cfg.batch as u64);
         // Batches end at the tile budget and at every power of ten (the feature curve's points).
         let size = move |tiles: u64| -> u64 { max_tiles.map_or(u64::MAX, |m| m.saturating_sub(tiles)).min(batch).min(stats::next_checkpoint(tiles) - tiles) };
@@ -160,7 +169,7 @@ impl<'s> Hunt<'s> {
             self.state.never_reached = self.state.features.never_reached();
             self.state.population = self.population.as_ref().map_or(0, |p| p.tiles.len());
             if let (Some(t), None) = (divergent, self.state.first_divergence) {
-                self.state.first_divergence = Some(first + t as u64);
+                self.state.first_divergence = Some(shard.global(first + t as u64));
             }
             self.save()?;
             progress(&self.state);
@@ -327,7 +336,8 @@ impl<'s> Hunt<'s> {
     /// error), and monotonicity: raising every C element by one ulp must not lower any output.
     fn check_against_exact(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>], first: u64) -> Result<(), HuntError> {
         let every = self.cfg.exact_every.max(1);
-        let picked: Vec<usize> = (0..tiles.len()).filter(|&t| (first + t as u64) % every == 0).collect();
+        // By hunt-wide index, so that shards check the tiles one whole hunt would.
+        let picked: Vec<usize> = (0..tiles.len()).filter(|&t| self.cfg.shard.global(first + t as u64) % every == 0).collect();
         if picked.is_empty() {
             return Ok(());
         }

@@ -86,6 +86,9 @@ pub struct HuntState {
     /// (tiles, features, situations) when the hunt reached 10^3, 10^4, … tiles.
     #[serde(default)]
     pub feature_curve: Vec<[u64; 3]>,
+    /// The part of the tile index space this hunt runs (`0/1`: all of it).
+    #[serde(default)]
+    pub shard: super::Shard,
     /// The hunt-wide number of the first tile on which the sides differed.
     #[serde(default)]
     pub first_divergence: Option<u64>,
@@ -101,10 +104,12 @@ pub struct HuntState {
 }
 
 /// Where a hunt between two sides on a path keeps its state.
-pub fn state_file(findings: &Path, path: &str, a: &str, b: &str, guided: bool) -> PathBuf {
+pub fn state_file(findings: &Path, path: &str, a: &str, b: &str, guided: bool, shard: super::Shard) -> PathBuf {
     let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect::<String>();
     let kind = if guided { "guided" } else { "hunt" };
-    findings.join(path).join(format!("{kind}-{}-vs-{}.state.json", safe(a), safe(b)))
+    // Shards of one hunt may share a findings directory: each keeps its own state.
+    let part = if shard.is_whole() { String::new() } else { format!("-shard-{}-of-{}", shard.index, shard.count) };
+    findings.join(path).join(format!("{kind}-{}-vs-{}{part}.state.json", safe(a), safe(b)))
 }
 
 /// The next power of ten of tiles (from 10^3) after `tiles`: batches end there, so the feature
