@@ -93,8 +93,9 @@ pub fn encode(path: &PathSpec, tiles: &[MmaCase]) -> Result<Vec<u8>, String> {
         if (tile.a_fmt, tile.b_fmt, tile.c_fmt, tile.m, tile.n, tile.k) != (path.a_fmt, path.b_fmt, path.c_fmt, path.m, path.n, path.k) {
             return Err(format!("tile {t} is not a {} tile ({}x{}x{} {}/{})", path.id, tile.m, tile.n, tile.k, tile.a_fmt, tile.c_fmt));
         }
-        if tile.meta.is_some() != path.sparse() || tile.meta.as_ref().is_some_and(|m| path.one_of_two() && !crate::sparse::one_of_two(m)) {
-            return Err(format!("tile {t}: {}", path.check(tile).err().unwrap_or_default()));
+        if tile.meta.is_some() || path.sparse() {
+            // Metadata where the path wants it, and only pairs its sparsity can express.
+            path.check(tile).map_err(|e| format!("tile {t}: {e}"))?;
         }
         // Metadata groups by their pair's number (the default pair, 0, takes no entry).
         let groups: Vec<u64> = tile.meta.iter().flat_map(|m| m.chunks_exact(2)).map(|p| crate::sparse::PAIRS.iter().position(|q| q == p).unwrap_or(0) as u64).collect();
