@@ -12,7 +12,7 @@ fi
 if ! command -v cargo-fuzz >/dev/null; then
   cargo install cargo-fuzz --locked
 fi
-targets="exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model gpu_path"
+targets="exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model gpu_path gpu_engine"
 for t in $targets; do (cd fuzz && cargo +nightly fuzz build -O -s none "$t"); done
 bin=fuzz/target/x86_64-unknown-linux-gnu/release
 work=$(mktemp -d)

@@ -25,6 +25,7 @@
 pub mod bench;
 pub mod case;
 pub mod corpus;
+pub mod engine;
 pub mod exact;
 pub mod exec;
 pub mod features;

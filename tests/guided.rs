@@ -25,6 +25,7 @@ fn hunt(guided: bool, dir: &std::path::Path) -> mmafuzz::hunt::HuntState {
         stop_at_first: true,
         guided: guided.then(|| dir.join("population")),
         shard: Default::default(),
+        gpu_engine: false,
     };
     let mut h = Hunt::new(cfg, &a, &b, false).unwrap();
     h.run(&AtomicBool::new(false), |_| {}).unwrap();

@@ -74,6 +74,15 @@ pub struct HuntArgs {
     /// findings merge`. Unguided hunts only.
     #[arg(long, default_value = "0/1")]
     shard: mmafuzz::hunt::Shard,
+    /// Where tiles are made and compared. `cpu`: generated on the CPU, the GPU runs them, the
+    /// model is emulated on every core. `gpu`: one kernel generates each tile on the GPU (its own
+    /// reproducible generator), runs the instruction, computes the model and compares, millions
+    /// of tiles per launch; only divergent tiles come back, to be re-run, classified and
+    /// minimised on the CPU. The GPU engine runs the m16n8k16 f16/bf16 paths under models of
+    /// fused blocks with truncating, flooring or sticky windows (the sm90 models and their
+    /// one-knob variants) against the first GPU; it tells you when a model is outside that.
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "gpu"])]
+    engine: String,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -126,8 +135,11 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.time.is_some() || args.tiles.is_some(), "say how long to hunt: --time (e.g. 10m) or --tiles N");
     let model = args.model.clone().unwrap_or_else(|| format!("sm90:{}", path.id));
     let b = Side::model(Model::load(&model)?);
-    let a = side_a(args.against.as_deref(), &args.devices, path)?;
+    let gpu_engine = args.engine == "gpu";
+    anyhow::ensure!(!gpu_engine || matches!(args.against.as_deref(), None | Some("gpu")), "--engine gpu hunts against the GPU: leave --against out or say --against gpu");
+    let a = if gpu_engine { open_gpus(&args.devices, path)? } else { side_a(args.against.as_deref(), &args.devices, path)? };
     let gpu = matches!(a, Side::Gpu { .. });
+    anyhow::ensure!(!(gpu_engine && args.guided), "--engine gpu makes its own tiles; a guided hunt's come from its population (use --engine cpu)");
     anyhow::ensure!(args.shard.is_whole() || !args.guided, "--shard splits the tile indices of an unguided hunt; a guided hunt's tiles come from its population");
     let population = args.guided.then(|| args.population.clone().unwrap_or_else(|| PathBuf::from("fuzz/corpus").join(mmafuzz::fuzzing::codec::target_name(path))));
     let cfg = HuntConfig {
@@ -135,6 +147,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         // Guided batches are smaller: the population learns between batches.
         batch: args.batch.unwrap_or(match (gpu, args.guided) {
+            _ if gpu_engine => 1 << 22,
             (true, false) => 1 << 14,
             (true, true) => 1 << 12,
             (false, false) => 1 << 10,
@@ -149,6 +162,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         stop_at_first: args.stop_at_first,
         guided: population,
         shard: args.shard,
+        gpu_engine,
     };
     let mut hunt = Hunt::new(cfg, &a, &b, args.resume)?;
     for p in &hunt.problems {
@@ -178,7 +192,17 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let (tiles0, interactive) = (hunt.state.tiles, std::io::stderr().is_terminal());
     let mut last_line = Instant::now();
-    hunt.run(&stop, |s: &HuntState| {
+    let engine = match (&a, gpu_engine) {
+        (Side::Gpu { gpus, .. }, true) => {
+            let model = match &b {
+                Side::Model(e) => e.model(),
+                _ => unreachable!("side B is a model"),
+            };
+            Some(mmafuzz::engine::GpuEngine::new(&gpus[0], path, model).map_err(anyhow::Error::msg)?)
+        }
+        _ => None,
+    };
+    let progress = |s: &HuntState| {
         let secs = started.elapsed().as_secs_f64().max(1e-9);
         let rate = (s.tiles - tiles0) as f64 / secs;
         let msg = format!(
@@ -200,7 +224,11 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
             last_line = Instant::now();
         }
         bar.set_message(msg);
-    })?;
+    };
+    match &engine {
+        Some(e) => hunt.run_engine(e, &stop, progress)?,
+        None => hunt.run(&stop, progress)?,
+    }
     bar.finish_and_clear();
     print_summary(&hunt, path, started.elapsed().as_secs_f64(), hunt.state.tiles - tiles0, &args.findings);
     if let Some(t) = hunt.state.first_divergence.filter(|_| args.stop_at_first) {
@@ -260,6 +288,9 @@ fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: 
         s.elapsed_s
     );
     println!("divergent: {} tiles, {} elements", s.divergent_tiles, s.divergent_elements);
+    if s.engine.is_some() {
+        println!("GPU engine: tiles made, run, modelled and compared on the GPU; {} disagreements with the CPU's re-run of both sides", s.engine_disagreements);
+    }
     if !s.classes.is_empty() {
         println!("classes of {} divergent elements (at most 4096 per batch, spread evenly):", s.classified);
         println!("{:<60} {:>10} {:>10} {:>9}", "class", "elements", "minimised", "findings");

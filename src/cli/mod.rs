@@ -4,6 +4,7 @@ mod bench;
 mod corpus;
 mod discover;
 mod emulate;
+mod engine;
 mod findings;
 mod fuzz;
 mod gemm;
@@ -154,6 +155,10 @@ enum Command {
         #[arg(long, default_value_t = 2048)]
         tiles: usize,
     },
+    /// On the GPU: the hunt engine (`hunt --engine gpu`) against its Rust twins: its generated
+    /// tiles against `engine::gen`, its model's D against the emulator's, on its own tiles and
+    /// on the ordinary generators' (`--record` keeps digests for CI).
+    EngineCheck(engine::EngineCheckArgs),
     /// GPU-side throughput of the m16n8k16 f16 path (upload + launch + download) per batch size.
     GpuBench {
         #[arg(long, default_value_t = 0)]
@@ -238,6 +243,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench { models, seconds } => bench::bench(&models, seconds),
         Command::Models { show } => models::models(show.as_deref()),
         Command::Devices => gpu::devices(),
+        Command::EngineCheck(args) => engine::check(args),
         Command::GpuBench { device, batches } => gpu::bench(device, &batches),
         Command::Replay { corpus, models } => replay(&corpus, &models),
         Command::GpuCheck { path, device, tiles } => gpu::check(path.as_deref(), device, tiles),

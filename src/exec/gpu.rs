@@ -103,6 +103,16 @@ impl Gpu {
         Ok(Gpu { info, stream: ctx.default_stream(), mma_sync, wgmma })
     }
 
+    /// The stream every launch on this GPU goes through.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Load another PTX module into this GPU's context (the hunt engine's).
+    pub(crate) fn load_ptx(&self, ptx: &str) -> Result<Arc<CudaModule>, GpuError> {
+        self.stream.context().load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(cuda("loading a PTX module"))
+    }
+
     /// Whether this GPU has the path's instruction (wgmma: exactly sm_90a; cuBLAS: the library
     /// can be loaded).
     pub fn supports(&self, path: &PathSpec) -> bool {

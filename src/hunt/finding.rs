@@ -81,10 +81,12 @@ impl Finding {
             "- Seen {} time(s), first {}, last {}; minimised in {} rounds ({} candidate tiles)\n",
             self.seen, self.first_seen, self.last_seen, self.rounds, self.evaluated
         ));
-        s.push_str(&format!(
-            "- Original: element ({}, {}) of a generated tile (recipe {}, seed {})\n\n",
-            self.original_element[0], self.original_element[1], self.original.get("recipe").unwrap_or(&Value::Null), self.original.get("seed").unwrap_or(&Value::Null)
-        ));
+        let [i, j] = self.original_element;
+        s.push_str(&match self.original.get("engine") {
+            // [seed, tile]: the GPU engine's generator (`engine::gen::tile`).
+            Some(Value::Array(st)) if st.len() == 2 => format!("- Original: element ({i}, {j}) of GPU engine tile {} of seed {}\n\n", st[1], st[0]),
+            _ => format!("- Original: element ({i}, {j}) of a generated tile (recipe {}, seed {})\n\n", self.original.get("recipe").unwrap_or(&Value::Null), self.original.get("seed").unwrap_or(&Value::Null)),
+        });
         s.push_str("Nonzero inputs of the minimised case (raw bits; the full tile is in the record):\n\n");
         s.push_str(&format!("```\n{}\n```\n\n", nonzero_inputs(&self.minimised)));
         s.push_str("## Record\n\n");

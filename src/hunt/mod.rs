@@ -4,6 +4,7 @@
 //! every file it writes is replaced atomically: killing it loses nothing already reported.
 
 pub mod compare;
+mod engine;
 pub mod explain;
 pub mod finding;
 pub mod guided;
@@ -57,6 +58,18 @@ pub struct HuntConfig {
     /// The part of the tile index space this hunt runs (unguided hunts only); `max_tiles`
     /// counts this shard's tiles.
     pub shard: Shard,
+    /// Run on the GPU engine ([`Hunt::run_engine`]): its own tile generator, so its own state.
+    pub gpu_engine: bool,
+}
+
+impl HuntConfig {
+    fn kind(&self) -> &'static str {
+        match (self.guided.is_some(), self.gpu_engine) {
+            (true, _) => "guided",
+            (false, true) => "engine",
+            (false, false) => "hunt",
+        }
+    }
 }
 
 /// Why a hunt stopped early.
@@ -85,7 +98,7 @@ pub struct Hunt<'s> {
 impl<'s> Hunt<'s> {
     /// A new hunt, or (with `resume`) the saved one with the same path and sides.
     pub fn new(cfg: HuntConfig, a: &'s Side, b: &'s Side, resume: bool) -> Result<Hunt<'s>, HuntError> {
-        let file = stats::state_file(&cfg.findings, cfg.path.id, &a.name(), &b.name(), cfg.guided.is_some(), cfg.shard);
+        let file = stats::state_file(&cfg.findings, cfg.path.id, &a.name(), &b.name(), cfg.kind(), cfg.shard);
         let mut state = if resume {
             let s = HuntState::load(&file).map_err(|message| HuntError::Resume { file: file.display().to_string(), message })?;
             if s.seed != cfg.seed && cfg.seed != 0 {
@@ -117,7 +130,7 @@ impl<'s> Hunt<'s> {
     }
 
     fn state_file(&self) -> PathBuf {
-        stats::state_file(&self.cfg.findings, self.cfg.path.id, &self.a.name(), &self.b.name(), self.cfg.guided.is_some(), self.cfg.shard)
+        stats::state_file(&self.cfg.findings, self.cfg.path.id, &self.a.name(), &self.b.name(), self.cfg.kind(), self.cfg.shard)
     }
 
     /// Run until the tile or time budget is spent, `stop` is set, or (with `stop_at_first`) a
@@ -337,14 +350,23 @@ impl<'s> Hunt<'s> {
     fn check_against_exact(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>], first: u64) -> Result<(), HuntError> {
         let every = self.cfg.exact_every.max(1);
         // By hunt-wide index, so that shards check the tiles one whole hunt would.
-        let picked: Vec<usize> = (0..tiles.len()).filter(|&t| self.cfg.shard.global(first + t as u64) % every == 0).collect();
-        if picked.is_empty() {
+        let ids: Vec<u64> = (0..tiles.len() as u64).map(|t| self.cfg.shard.global(first + t)).collect();
+        let picked: Vec<usize> = (0..tiles.len()).filter(|&t| ids[t] % every == 0).collect();
+        let pick = |v: &[Vec<u64>]| picked.iter().map(|&t| v[t].clone()).collect::<Vec<_>>();
+        let tiles: Vec<MmaCase> = picked.iter().map(|&t| tiles[t].clone()).collect();
+        let ids: Vec<u64> = picked.iter().map(|&t| ids[t]).collect();
+        self.check_exact_tiles(&tiles, &pick(da), &pick(db), &ids)
+    }
+
+    /// [`Hunt::check_against_exact`] on every one of `tiles` (hunt-wide numbers `ids`).
+    fn check_exact_tiles(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>], ids: &[u64]) -> Result<(), HuntError> {
+        if tiles.is_empty() {
             return Ok(());
         }
         let fmt = self.cfg.path.c_fmt;
-        let exacts: Vec<Vec<Exact>> = picked.par_iter().map(|&t| exact::exact_tile(&tiles[t])).collect();
+        let exacts: Vec<Vec<Exact>> = tiles.par_iter().map(exact::exact_tile).collect();
         for (side, d) in [da, db].into_iter().enumerate() {
-            for (&t, ex) in picked.iter().zip(&exacts) {
+            for (t, ex) in exacts.iter().enumerate() {
                 for (e, x) in ex.iter().enumerate() {
                     self.state.exact[side].record(x, fmt, d[t][e]);
                 }
@@ -355,10 +377,10 @@ impl<'s> Hunt<'s> {
             // +0. Integer sums wrap around: D is not monotone in C there, by design.
             return Ok(());
         }
-        let raised: Vec<MmaCase> = picked.iter().map(|&t| raise_c(&tiles[t])).collect();
+        let raised: Vec<MmaCase> = tiles.iter().map(raise_c).collect();
         let (ra, rb) = rayon::join(|| self.a.execute(&raised), || self.b.execute(&raised));
         for (side, (base, up)) in [(da, ra?), (db, rb?)].into_iter().enumerate() {
-            for (&t, d_up) in picked.iter().zip(&up) {
+            for (t, d_up) in up.iter().enumerate() {
                 for (e, (&lo, &hi)) in base[t].iter().zip(d_up).enumerate() {
                     let (lo, hi) = (fmt.to_f64(lo), fmt.to_f64(hi));
                     if lo.is_nan() || hi.is_nan() {
@@ -368,7 +390,7 @@ impl<'s> Hunt<'s> {
                     if hi < lo {
                         self.state.monotonic_violations[side] += 1;
                         if self.state.monotonic_examples.len() < 8 {
-                            self.state.monotonic_examples.push(format!("side {} tile {} element {e}: {lo:e} then {hi:e} after raising C", [&self.state.side_a, &self.state.side_b][side], first + t as u64));
+                            self.state.monotonic_examples.push(format!("side {} tile {} element {e}: {lo:e} then {hi:e} after raising C", [&self.state.side_a, &self.state.side_b][side], ids[t]));
                         }
                     }
                 }

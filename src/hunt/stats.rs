@@ -101,12 +101,19 @@ pub struct HuntState {
     /// Situations never reached so far.
     #[serde(default)]
     pub never_reached: Vec<String>,
+    /// `gpu`: tiles made, run, modelled and compared by the GPU engine (its own generator).
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// Tiles on which the GPU engine and the CPU's re-run of both sides disagreed about whether
+    /// they diverge (0 unless the engine's model or generator departs from its Rust twin).
+    #[serde(default)]
+    pub engine_disagreements: u64,
 }
 
 /// Where a hunt between two sides on a path keeps its state.
-pub fn state_file(findings: &Path, path: &str, a: &str, b: &str, guided: bool, shard: super::Shard) -> PathBuf {
+/// `kind`: `hunt`, `guided` or `engine` (their tiles come from different generators).
+pub fn state_file(findings: &Path, path: &str, a: &str, b: &str, kind: &str, shard: super::Shard) -> PathBuf {
     let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect::<String>();
-    let kind = if guided { "guided" } else { "hunt" };
     // Shards of one hunt may share a findings directory: each keeps its own state.
     let part = if shard.is_whole() { String::new() } else { format!("-shard-{}-of-{}", shard.index, shard.count) };
     findings.join(path).join(format!("{kind}-{}-vs-{}{part}.state.json", safe(a), safe(b)))

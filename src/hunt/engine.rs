@@ -1,0 +1,79 @@
+//! Hunting with the GPU engine (`hunt --engine gpu`): each launch generates, runs, models and
+//! compares millions of tiles on the GPU ([`crate::engine`]); the CPU regenerates the tiles it
+//! flagged and a small sample of the others, runs them on both sides again, and does what every
+//! hunt does with them: counts and classifies the divergences, minimises the first of each
+//! class into findings, checks the sample against the exact value and for monotonicity, and
+//! records the sample's arithmetic features.
+
+use super::{Hunt, HuntError, HuntState};
+use crate::case::MmaCase;
+use crate::engine::{gen, GpuEngine};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Divergent tiles whose numbers one launch sends back (the rest are only counted).
+pub const LISTED_PER_LAUNCH: u32 = 4096;
+/// Tiles per launch compared with the exact value (and whose features are recorded).
+pub const SAMPLED_PER_LAUNCH: u64 = 256;
+
+impl Hunt<'_> {
+    /// Run the hunt on the GPU engine until its tile or time budget is spent or `stop` is set
+    /// (or, with `stop_at_first`, a launch diverges). Side A must be the GPU the engine runs on,
+    /// side B the model it computes.
+    pub fn run_engine(&mut self, engine: &GpuEngine, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
+        let started = Instant::now();
+        let base_elapsed = self.state.elapsed_s;
+        let (path, seed, shard) = (self.cfg.path, self.state.seed, self.cfg.shard);
+        self.state.engine = Some("gpu".into());
+        let arithmetic = self.b.arithmetic(path.a_fmt).cloned();
+        loop {
+            let n = self.cfg.max_tiles.map_or(u64::MAX, |m| m.saturating_sub(self.state.tiles)).min(self.cfg.batch as u64);
+            if n == 0 || stop.load(Ordering::Relaxed) || self.cfg.max_time.is_some_and(|t| started.elapsed() >= t) {
+                break;
+            }
+            let first = self.state.next_tile;
+            let found = engine.hunt(seed, first, n, (shard.index, shard.count), LISTED_PER_LAUNCH).map_err(|e| HuntError::Side(e.into()))?;
+            self.state.next_tile += n;
+            // The flagged tiles and an even sample of the launch, regenerated on the CPU.
+            let every = (n / SAMPLED_PER_LAUNCH.min(n.div_ceil(self.cfg.exact_every.max(1)))).max(1);
+            let sampled: Vec<u64> = (0..n).step_by(every as usize).map(|i| shard.global(first + i)).collect();
+            let make = |ids: &[u64]| -> Vec<MmaCase> { ids.par_iter().map(|&g| gen::tile(path, seed, g)).collect() };
+            let (flagged, sample) = (make(&found.tiles), make(&sampled));
+            let both: Vec<MmaCase> = flagged.iter().chain(&sample).cloned().collect();
+            let (da, db) = rayon::join(|| self.a.execute(&both), || self.b.execute(&both));
+            let (mut da, mut db) = (da?, db?);
+            let (sa, sb) = (da.split_off(flagged.len()), db.split_off(flagged.len()));
+            // Divergences among the flagged tiles, as every hunt counts and minimises them.
+            let (tiles0, elements0) = (self.state.divergent_tiles, self.state.divergent_elements);
+            self.compare_batch(&flagged, &da, &db, stop, &mut progress)?;
+            let (cpu_tiles, cpu_elements) = (self.state.divergent_tiles - tiles0, self.state.divergent_elements - elements0);
+            // Tiles flagged but not listed are counted from the GPU's counters; a listed tile the
+            // CPU finds equal on both sides (or a sampled tile it finds divergent that the GPU
+            // did not flag) is a disagreement between the engine and the CPU.
+            let listed = found.tiles.len() as u64;
+            self.state.divergent_tiles += found.divergent_tiles - listed;
+            self.state.divergent_elements += found.divergent_elements.saturating_sub(cpu_elements);
+            self.state.engine_disagreements += listed - cpu_tiles;
+            let flagged_set: std::collections::HashSet<u64> = found.tiles.iter().copied().collect();
+            self.state.engine_disagreements += sampled.iter().zip(sa.iter().zip(&sb)).filter(|(g, (x, y))| x != y && !flagged_set.contains(g) && listed == found.divergent_tiles).count() as u64;
+            if let (Some(g), None) = (found.first, self.state.first_divergence) {
+                self.state.first_divergence = Some(g);
+            }
+            self.observe_features(arithmetic.as_ref(), &sample, &sb)?;
+            self.check_exact_tiles(&sample, &sa, &sb, &sampled)?;
+            self.state.tiles += n;
+            self.state.dot_products += n * (path.m * path.n) as u64;
+            self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+            self.state.note_features();
+            self.state.never_reached = self.state.features.never_reached();
+            self.save()?;
+            progress(&self.state);
+            if found.divergent_tiles > 0 && self.cfg.stop_at_first {
+                break;
+            }
+        }
+        self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+        self.save()
+    }
+}
