@@ -48,7 +48,8 @@ def hunt(binary, path, against, seed, tiles, guided, work, stop_at_first=True):
     if guided:
         cmd += ["--guided", "--population", pop]
     else:
-        cmd += ["--batch", "256"]
+        # Features of every tile, as the guided hunt maps them (the default samples 1 in 16).
+        cmd += ["--batch", "256", "--features-every", "1"]
     t0 = time.time()
     subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     secs = time.time() - t0

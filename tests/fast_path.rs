@@ -73,3 +73,26 @@ fn agrees_is_run_compared_element_by_element() {
     }
     assert!(checked > 100, "{checked} tiles");
 }
+
+/// Every instruction path's own measured model on the hunt's own tiles of that path (NaN,
+/// infinities, overflow, zero sums, subnormals, sparse rows, wide wgmma tiles): the lane kernel
+/// must equal the general code on all of them, special results included.
+#[test]
+fn lane_kernel_equals_general_path_on_every_paths_tiles() {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2026_11_25);
+    let mut compared = 0usize;
+    for path in mmafuzz::exec::PATHS.iter().filter(|p| p.module != mmafuzz::exec::Module::Cublas) {
+        let Ok(model) = Model::load(&format!("sm90:{}", path.id)) else { continue };
+        let (fast, slow) = (Emulator::new(model.clone()), Emulator::general_only(model));
+        // About 40,000 elements per path.
+        for _ in 0..(40_000 / (path.m * path.n)).max(8) {
+            let case = gen::path_case(&mut rng, path);
+            let (f, s) = (fast.run(&case).unwrap(), slow.run(&case).unwrap());
+            compared += f.len();
+            if let Some(idx) = (0..f.len()).find(|&i| f[i] != s[i]) {
+                panic!("{}: element {idx}: lanes {:x}, general {:x}\n{}", path.id, f[idx], s[idx], case.result_json(&s));
+            }
+        }
+    }
+    assert!(compared > 3_000_000, "{compared}");
+}

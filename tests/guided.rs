@@ -21,6 +21,8 @@ fn hunt(guided: bool, dir: &std::path::Path) -> mmafuzz::hunt::HuntState {
         per_class: 1,
         max_rounds: 50,
         exact_every: u64::MAX,
+        // Every tile on both sides, so that the two feature maps compare.
+        features_every: 1,
         findings: dir.join("findings"),
         stop_at_first: true,
         guided: guided.then(|| dir.join("population")),

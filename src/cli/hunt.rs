@@ -47,6 +47,12 @@ pub struct HuntArgs {
     /// Also compare one tile in N with the exact value and check monotonicity on it.
     #[arg(long, default_value_t = 64)]
     exact_every: u64,
+    /// Map the arithmetic features (the coverage report) of one tile in N of an unguided hunt
+    /// (by hunt-wide tile number). Features cost more than the model itself, so sampling keeps
+    /// the hunt at the speed of its sides; 1 maps every tile (to compare coverage with a guided
+    /// hunt, which always maps every tile: they are its guidance).
+    #[arg(long, default_value_t = 16)]
+    features_every: u64,
     /// Findings directory (one subdirectory per path; the hunt's state is kept there too).
     #[arg(long, default_value = "findings")]
     findings: PathBuf,
@@ -158,6 +164,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         per_class: args.per_class,
         max_rounds: args.max_rounds,
         exact_every: args.exact_every,
+        features_every: args.features_every,
         findings: args.findings.clone(),
         stop_at_first: args.stop_at_first,
         guided: population,
@@ -248,12 +255,19 @@ fn progress_bar(args: &HuntArgs) -> ProgressBar {
     bar
 }
 
-fn print_features(s: &HuntState) {
+/// The feature map's summary; `every`: the unguided hunt's sampling (0: the GPU engine's own
+/// exact sample).
+fn print_features(s: &HuntState, every: u64) {
     let f = &s.features;
     if f.features() == 0 {
         return;
     }
-    let mode = if s.guided { format!("guided, population {}", s.population) } else { "unguided".into() };
+    let mode = match (s.guided, every) {
+        (true, _) => format!("guided, population {}", s.population),
+        (false, 0) => "unguided, the exact sample's tiles".into(),
+        (false, 1) => "unguided, every tile".into(),
+        (false, n) => format!("unguided, one tile in {n}"),
+    };
     println!(
         "arithmetic features ({mode}): {} of {} reached ({} of {} situations at any count)",
         f.features(),
@@ -314,7 +328,7 @@ fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: 
     for ex in &s.monotonic_examples {
         println!("  {ex}");
     }
-    print_features(s);
+    print_features(s, if hunt.cfg.gpu_engine { 0 } else { hunt.cfg.features_every });
     println!(
         "findings: {} new, {} merged into existing files, in {}",
         s.findings_new,

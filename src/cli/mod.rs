@@ -133,10 +133,20 @@ enum Command {
     #[command(subcommand)]
     Library(library::LibraryCommand),
     /// Measure emulator throughput against the MPFR reference, per instruction shape.
+    ///
+    /// One core, terms (one a·b joining a sum) per second, the emulator and MPFR (exact value
+    /// and its rounding in every direction) on the same tiles in the same run. By default the
+    /// published hypotheses on finite edge-biased tiles of each shape; with --paths, each
+    /// instruction path under its own measured model (`sm90:PATH`) on the hunt's own generated
+    /// tiles of that path (specials, subnormals, cancellation, the bottom of the range).
     Bench {
-        /// Comma-separated models to measure.
+        /// Comma-separated models to measure (on every shape).
         #[arg(long, default_value = "h100,exact-rne")]
         models: String,
+        /// Instruction paths to measure under their sm90 models instead: `sm90` for every path
+        /// that has one, or comma-separated path ids (or parts of them: `wgmma.m64n8k16`).
+        #[arg(long)]
+        paths: Option<String>,
         /// Seconds spent on each side of each measurement.
         #[arg(long, default_value_t = 0.5)]
         seconds: f64,
@@ -240,7 +250,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fuzz(cmd) => fuzz::fuzz(cmd),
         Command::Discover(args) => discover::discover(args),
         Command::Report { corpus, output } => report::report(&corpus, &output),
-        Command::Bench { models, seconds } => bench::bench(&models, seconds),
+        Command::Bench { models, seconds, paths } => match paths {
+            Some(p) => bench::bench_paths(&p, seconds),
+            None => bench::bench(&models, seconds),
+        },
         Command::Models { show } => models::models(show.as_deref()),
         Command::Devices => gpu::devices(),
         Command::EngineCheck(args) => engine::check(args),

@@ -60,7 +60,7 @@ impl Hunt<'_> {
             if let (Some(g), None) = (found.first, self.state.first_divergence) {
                 self.state.first_divergence = Some(g);
             }
-            self.observe_features(arithmetic.as_ref(), &sample, &sb)?;
+            self.observe_features(arithmetic.as_ref(), &sample, &sb, 0, 1)?;
             self.check_exact_tiles(&sample, &sa, &sb, &sampled)?;
             self.state.tiles += n;
             self.state.dot_products += n * (path.m * path.n) as u64;

@@ -49,6 +49,9 @@ pub struct HuntConfig {
     pub max_rounds: usize,
     /// One tile in this many is also compared with the exact value and checked for monotonicity.
     pub exact_every: u64,
+    /// One tile in this many (by hunt-wide number) has its arithmetic features mapped in an
+    /// unguided hunt; a guided hunt maps every tile (the features are its guidance).
+    pub features_every: u64,
     /// Where findings (and the hunt's state) go.
     pub findings: PathBuf,
     /// End at the first batch with a divergence (its first divergent tile is in the state).
@@ -171,8 +174,8 @@ impl<'s> Hunt<'s> {
             );
             prefetched = next;
             let (da, db) = (da?, db?);
-            self.observe_features(arithmetic.as_ref(), &tiles, &db)?;
             let first = self.state.tiles;
+            self.observe_features(arithmetic.as_ref(), &tiles, &db, first, self.cfg.features_every)?;
             let divergent = self.compare_batch(&tiles, &da, &db, stop, &mut progress)?;
             self.check_against_exact(&tiles, &da, &db, first)?;
             self.state.tiles += n;
@@ -202,19 +205,23 @@ impl<'s> Hunt<'s> {
         Ok(self.state.divergent_elements - before)
     }
 
-    /// Situations of every tile under side B's model, into the feature map; a guided hunt keeps
-    /// each tile that reached a new feature.
-    fn observe_features(&mut self, arithmetic: Option<&crate::model::Arithmetic>, tiles: &[MmaCase], db: &[Vec<u64>]) -> Result<(), HuntError> {
+    /// Situations of the tiles under side B's model, into the feature map (one tile in
+    /// `every` unguided, by hunt-wide number so shards map what one hunt would; every
+    /// tile guided); a guided hunt keeps each tile that reached a new feature.
+    fn observe_features(&mut self, arithmetic: Option<&crate::model::Arithmetic>, tiles: &[MmaCase], db: &[Vec<u64>], first: u64, every: u64) -> Result<(), HuntError> {
         let Some(ar) = arithmetic else { return Ok(()) };
         let probe = crate::features::FeatureProbe::new(ar);
-        let counts: Vec<_> = tiles.par_iter().zip(db).map(|(t, d)| probe.tile(t, d)).collect();
+        let every = if self.population.is_some() { 1 } else { every.max(1) };
+        let shard = self.cfg.shard;
+        let picked: Vec<usize> = (0..tiles.len()).filter(|&t| shard.global(first + t as u64) % every == 0).collect();
+        let counts: Vec<_> = picked.par_iter().map(|&t| probe.tile(&tiles[t], &db[t])).collect();
         if let Some(p) = &mut self.population {
             p.count_hits(&counts);
         }
-        for (t, c) in tiles.iter().zip(&counts) {
+        for (&t, c) in picked.iter().zip(&counts) {
             if self.state.features.observe(c) > 0 {
                 if let Some(p) = &mut self.population {
-                    p.admit(t, c).map_err(|source| HuntError::Write { file: p.dir.display().to_string(), source })?;
+                    p.admit(&tiles[t], c).map_err(|source| HuntError::Write { file: p.dir.display().to_string(), source })?;
                 }
             }
         }

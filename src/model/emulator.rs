@@ -153,11 +153,16 @@ impl Emulator {
         if let Some(blocks) = self.integer_blocks(ar, case)? {
             return Ok(super::integer::tile(ar, &blocks, case));
         }
-        let mut tile = TileRun::new(ar, case)?;
-        let mut d = if self.general_only {
-            (0..case.m).flat_map(|i| (0..case.n).map(move |j| (i, j))).map(|(i, j)| tile.element(i, j)).collect()
-        } else {
-            tile.tile()
+        let mut d = match self.fma_chain_tile(ar, case)? {
+            Some(d) => d,
+            None => {
+                let mut tile = TileRun::new(ar, case)?;
+                if self.general_only {
+                    (0..case.m).flat_map(|i| (0..case.n).map(move |j| (i, j))).map(|(i, j)| tile.element(i, j)).collect()
+                } else {
+                    tile.tile()
+                }
+            }
         };
         if ar.specials.zero_sign == ZeroSign::Unsigned {
             d.iter_mut().for_each(|x| *x = unsigned_zero(case.c_fmt, *x));
@@ -177,6 +182,9 @@ impl Emulator {
         let ar = self.model.arithmetic(case.a_fmt);
         if let Some(blocks) = self.integer_blocks(ar, case)? {
             let d = super::integer::tile(ar, &blocks, case);
+            return Ok(d.into_iter().enumerate().all(|(idx, got)| !care(idx) || want.get(idx) == Some(&got)));
+        }
+        if let Some(d) = self.fma_chain_tile(ar, case)?.map(|d| if ar.specials.zero_sign == ZeroSign::Unsigned { d.into_iter().map(|x| unsigned_zero(case.c_fmt, x)).collect() } else { d }) {
             return Ok(d.into_iter().enumerate().all(|(idx, got)| !care(idx) || want.get(idx) == Some(&got)));
         }
         let unsigned = ar.specials.zero_sign == ZeroSign::Unsigned;
@@ -199,6 +207,32 @@ impl Emulator {
             }
         }
         Ok(true)
+    }
+
+    /// D through the CPU's own FMA where the arithmetic is an IEEE FMA chain in f32 or f64
+    /// (see `fma_chain`), NaN results through the general path; `None` where it is not (or
+    /// when this emulator is the general path only).
+    fn fma_chain_tile(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
+        let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
+        if self.general_only || !super::fma_chain::applies(ar, case, acc_fmt) {
+            return Ok(None);
+        }
+        let order: Vec<usize> = block_members(&ar.blocks, case.k).concat();
+        let fast = super::fma_chain::tile(ar, case, &order);
+        let mut general: Option<TileRun> = None;
+        let mut d = Vec::with_capacity(fast.len());
+        for (idx, x) in fast.into_iter().enumerate() {
+            d.push(match x {
+                Some(bits) => bits,
+                None => {
+                    if general.is_none() {
+                        general = Some(TileRun::new(ar, case)?);
+                    }
+                    general.as_mut().expect("just made").element(idx / case.n, idx % case.n)
+                }
+            });
+        }
+        Ok(Some(d))
     }
 
     /// For an integer case, the blocks of K the integer datapath sums (or why this model cannot
@@ -937,6 +971,13 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             acc: AccFormat::of(acc_fmt, ar.accumulator.subnormals == Subnormals::Flush),
             rounding: ar.accumulator.rounding,
             cancel_to_minus_zero: ar.accumulator.rounding == Rounding::Rd && ar.specials.zero_sign == ZeroSign::Ieee,
+            overflow: ar.accumulator.overflow,
+            nan_bits: match ar.specials.nan {
+                NanOutput::Canonical => Some(acc_fmt.nan_bits(false, 0)),
+                NanOutput::AllOnes => Some(acc_fmt.nan_bits(false, u64::MAX)),
+                NanOutput::Propagate => None,
+            },
+            unsigned_zeros: ar.specials.zero_sign == ZeroSign::Unsigned,
         },
     }
 }

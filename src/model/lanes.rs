@@ -7,7 +7,7 @@
 //! needs the zero rules, an overflow) it marks, and the general path in `emulator.rs`, which is
 //! the specification, recomputes that element.
 
-use crate::format::{Format, Rounding};
+use crate::format::{Format, Overflow, Rounding};
 
 pub(super) const LANES: usize = 8;
 
@@ -86,6 +86,14 @@ pub(super) struct Window {
     pub rounding: Rounding,
     /// Sign of a zero sum of nonzero terms (IEEE: -0 only when rounding down).
     pub cancel_to_minus_zero: bool,
+    /// What a sum past the accumulator's range becomes (`accumulator.overflow`).
+    pub overflow: Overflow,
+    /// The accumulator bits a NaN is written as (the model's NaN pattern), or `None` when the
+    /// model passes payloads on: NaN lanes then leave the kernel.
+    pub nan_bits: Option<u64>,
+    /// The model writes every zero of D as +0 (`zero_sign = "unsigned"`): a lane whose sum is
+    /// a zero of zero terms needs no sign rule and stays.
+    pub unsigned_zeros: bool,
 }
 
 /// What lane rounding needs of the accumulator format (f32, f16 or bf16: no ignored bits).
@@ -138,6 +146,10 @@ struct Sums {
     any: [u64; LANES],
     /// Whether every term was finite (the float kernel sees NaN and infinities as values).
     finite: [u64; LANES],
+    /// Float kernel: where a term is not finite, the block's IEEE result (NaN or an infinity):
+    /// the exact products and the running value summed in f64, where finite terms cannot
+    /// overflow (narrow products, f32 or narrower running values).
+    special: [f64; LANES],
 }
 
 const NO_KEY: i64 = i64::MIN / 4;
@@ -165,7 +177,7 @@ fn block_int<const MODE: u8, const FIELD_SUM: bool>(
     bits: &mut [u64; LANES],
 ) {
     let sums = sum_block::<MODE, FIELD_SUM>(a, b, acc, w);
-    round_lanes(&sums, acc, w, live, zero, bits);
+    round_lanes::<false>(&sums, acc, w, live, zero, bits);
 }
 
 /// The same block through [`sum_block_float`]: A and B as exact f64 values.
@@ -184,7 +196,7 @@ fn block_float<const MODE: u8, const FIELD_SUM: bool>(
     bits: &mut [u64; LANES],
 ) {
     let sums = sum_block_float::<MODE, FIELD_SUM>(a, b, fa, fb, acc, floor, w);
-    round_lanes(&sums, acc, w, live, zero, bits);
+    round_lanes::<true>(&sums, acc, w, live, zero, bits);
 }
 
 /// The same block sum computed in f64, for truncating or flooring windows aligned by leading
@@ -260,17 +272,28 @@ fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; 
         let mag = v.unsigned_abs() & w.carry_mask;
         out.sum[l] = if v < 0 { (mag as i64).wrapping_neg() } else { mag as i64 };
         out.finite[l] = finite[l];
+        // Scaled finite terms stay finite, so the f64 sum is NaN or an infinity exactly where
+        // IEEE addition of the block's terms is: NaN operands, inf·0, inf - inf.
+        out.special[l] = s0[l] + s1[l];
     }
     out
 }
 
 /// Round each lane's block sum into the accumulator format (IEEE rounding, subnormals kept).
-/// Written as selects over all lanes (no branch per lane) so that it vectorises.
+/// Written as selects over all lanes (no branch per lane) so that it vectorises. `FLOAT`: the
+/// float kernel, whose running values are f64 and may be NaN or infinite; its lanes keep
+/// special results and sums past the range, which the integer kernel gives to the general path.
 #[inline(always)]
-fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
+fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
     let f = &w.acc;
     let is = |r: Rounding| (w.rounding == r) as u64;
     let (rne, rna, ru, rd, ra) = (is(Rounding::Rne), is(Rounding::Rna), is(Rounding::Ru), is(Rounding::Rd), is(Rounding::Ra));
+    let always_inf = (w.overflow == Overflow::Infinity) as u64;
+    let never_inf = (w.overflow == Overflow::Saturate) as u64;
+    let inf_bits = ((2 * f.bias + 1) as u64) << (f.p - 1);
+    let max_sig = f.max_sig_at_emax;
+    let max_lsb = f.emax - f.p + 1;
+    let (nan_ok, nan_bits) = (w.nan_bits.is_some() as u64, w.nan_bits.unwrap_or(0));
     for l in 0..LANES {
         let neg = (s.sum[l] < 0) as u64;
         // |sum| < 2^62: the window check keeps every sum well inside i64.
@@ -298,22 +321,45 @@ fn round_lanes(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], ze
         let q = q + carry as i64;
         let top = q + 63 - kept.leading_zeros() as i64;
         let subnormal = (kept >> (f.p - 1) == 0) as u64;
-        let overflow = (top > f.emax || (top == f.emax && kept > f.max_sig_at_emax)) as u64;
         let nonzero = (mag != 0) as u64;
+        let overflow = (top > f.emax || (top == f.emax && kept > f.max_sig_at_emax)) as u64 & nonzero;
         let low = (top <= f.emin) as u64;
-        live[l] &= (overflow ^ 1) & ((f.flush_subnormals as u64 & subnormal & nonzero) ^ 1) & ((w.unbounded as u64 & low & nonzero) ^ 1) & s.finite[l];
+        // Past the range: infinity or the largest finite value, as `Format::overflow_bits`.
+        let to_inf = always_inf | ((never_inf ^ 1) & (rne | rna | ra | (ru & (neg ^ 1)) | (rd & neg)));
+        let (kept, q) = if overflow & (to_inf ^ 1) == 1 { (max_sig, max_lsb) } else { (kept, q) };
+        let top = q + 63 - kept.leading_zeros() as i64;
+        let inf = overflow & to_inf;
+        let special = (s.finite[l] ^ 1) * FLOAT as u64;
+        let nan = special & (s.special[l] != s.special[l]) as u64;
+        let keeps_inf = FLOAT as u64;
+        live[l] &= ((inf & (keeps_inf ^ 1)) ^ 1)
+            & ((nan & (nan_ok ^ 1)) ^ 1)
+            & ((f.flush_subnormals as u64 & subnormal & nonzero & (special ^ 1)) ^ 1)
+            & ((w.unbounded as u64 & (low | overflow) & nonzero & (special ^ 1)) ^ 1)
+            & (s.finite[l] | special);
         // A zero sum of nonzero terms has a fixed sign; a block of zeros only needs their signs
-        // if it is the last one (the general path has them).
-        zero[l] = (nonzero ^ 1) & (s.any[l] ^ 1);
+        // if it is the last one (the general path has them), unless D's zeros are all +0.
+        zero[l] = (nonzero ^ 1) & (s.any[l] ^ 1) & (w.unsigned_zeros as u64 ^ 1);
         let neg = if nonzero == 1 { neg } else { w.cancel_to_minus_zero as u64 };
         let biased = if subnormal == 1 { 0 } else { (q + f.p - 1 + f.bias) as u64 };
         let frac = kept & ((1u64 << (f.p - 1)) - 1);
-        bits[l] = (neg * f.sign_bit) | (biased << (f.p - 1)) | frac;
+        let finite_bits = (neg * f.sign_bit) | (biased << (f.p - 1)) | frac;
+        let special_neg = (s.special[l].is_sign_negative() as u64) & (nan ^ 1);
+        bits[l] = if nan == 1 {
+            nan_bits
+        } else if special == 1 {
+            (special_neg * f.sign_bit) | inf_bits
+        } else if inf == 1 {
+            (neg * f.sign_bit) | inf_bits
+        } else {
+            finite_bits
+        };
         acc.sig[l] = kept;
         acc.lsb[l] = q;
         acc.neg[l] = neg;
         acc.key[l] = if w.field_sum { if subnormal == 1 { f.emin } else { q + f.p - 1 } } else { top };
-        acc.val[l] = exact_f64(neg == 1, kept, q);
+        let inf_val = if neg == 1 { f64::NEG_INFINITY } else { f64::INFINITY };
+        acc.val[l] = if special == 1 { s.special[l] } else if inf == 1 { inf_val } else { exact_f64(neg == 1, kept, q) };
     }
 }
 

@@ -6,6 +6,7 @@
 //! [`Model::arithmetic`] merges the two and yields the [`Arithmetic`] the emulator obeys.
 
 mod emulator;
+mod fma_chain;
 mod integer;
 pub mod knobs;
 mod lanes;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The CPU side's speed on the GPU machine (after scripts/gpu-prepare.sh; carry .gpu), issue 13:
+#   bash scripts/gpu-speed.sh bench SECS              `mmafuzz bench --paths sm90` on one core: every
+#                                                     path's model against MPFR, and on hunt tiles
+#   bash scripts/gpu-speed.sh hunt SECS SEED          CPU-engine hunts against the GPU on all cores,
+#                                                     features sampled (default) and on every tile
+#   bash scripts/gpu-speed.sh plant SECS SEED PLANT PATH
+#                                                     a planted model, CPU engine: found, minimised
+#   bash scripts/gpu-speed.sh mmasim TILES MMASIM_TILES
+#                                                     emulate from .npz on one core against MMA-Sim
+#                                                     (scripts/bench-mmasim.py; wheel in .gpu/)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/speed-out}
+mkdir -p "$out"
+[ -x .gpu/mmafuzz ] || { gunzip -f .gpu/mmafuzz.gz && chmod +x .gpu/mmafuzz; }
+bin=.gpu/mmafuzz
+paths="mma.m16n8k16.f32.f16.f16.f32 mma.m16n8k16.f32.bf16.bf16.f32 mma.m16n8k16.f16.f16.f16.f16"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+echo "cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+case "$1" in
+  bench)
+    taskset -c 0 "$bin" bench --paths sm90 --seconds "$2" 2>/dev/null | tee "$out/bench-paths.txt" ;;
+  hunt)
+    for p in $paths; do
+      for every in 16 1; do
+        echo "== $p, features of one tile in $every"
+        "$bin" hunt --path "$p" --engine cpu --time "$2s" --seed "$3" --features-every "$every" --findings "$out/findings" 2>&1 | grep -E "^(this run|divergent)"
+      done
+    done ;;
+  plant)
+    "$bin" hunt --path "$5" --engine cpu --model "$4" --time "$2s" --seed "$3" --per-class 1 --stop-at-first --findings "$out/plant" 2>&1 | grep -E "^(this run|divergent|first divergence|findings:)"
+    for f in "$out"/plant/"$5"/*.json; do
+      case "$f" in *state.json) ;; *) python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['class'], '|', d['summary']); print('  A:', d['a']['value'], ' B:', d['b']['value'])" "$f" ;; esac
+    done ;;
+  mmasim)
+    python3 scripts/bench-mmasim.py --binary "$bin" --wheel .gpu/mmasim-2.1.1-py3-none-any.whl --tiles "$2" --mmasim-tiles "$3" --work "$out/mmasim" ;;
+esac
