@@ -91,7 +91,10 @@ pub fn normal_at<R: Rng>(rng: &mut R, f: Format, exp: i32, neg: bool) -> u64 {
     if exp == f.emax() {
         sig = sig.min(f.spec().max_sig_at_emax);
     }
-    f.encode_exact(neg, sig, exp - p as i32 + 1).expect("normal values are representable")
+    // A p-bit significand at an exponent inside the normal range: its encoding, directly.
+    let bits = f.pack(neg, sig, exp - p as i32 + 1);
+    debug_assert_eq!(Some(bits), f.encode_exact(neg, sig, exp - p as i32 + 1));
+    bits
 }
 
 /// One edge-biased value of format `f`.

@@ -5,6 +5,7 @@
 use super::paths::{Module, PathSpec};
 use crate::case::MmaCase;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Why the GPU could not run something.
@@ -139,8 +140,10 @@ impl Gpu {
             let (major, minor) = self.info.compute_capability;
             return Err(GpuError::Unsupported { path: path.id.into(), need_major: path.min_cc.0, need_minor: path.min_cc.1, major, minor });
         }
-        for (i, c) in cases.iter().enumerate() {
-            path.check(c).map_err(|e| GpuError::WrongCase(format!("case {i}: {e}")))?;
+        let wrong = |(i, c): (usize, &MmaCase)| path.check(c).err().map(|e| GpuError::WrongCase(format!("case {i}: {e}")));
+        let first_wrong = if cases.len() < PARALLEL_FROM { cases.iter().enumerate().find_map(wrong) } else { cases.par_iter().enumerate().find_map_first(wrong) };
+        if let Some(e) = first_wrong {
+            return Err(e);
         }
         if path.module == Module::Cublas {
             let mut out = (vec![], vec![]);
@@ -168,25 +171,28 @@ impl Gpu {
 
     fn launch<TA, TC>(&self, f: &CudaFunction, module: Module, cases: &[MmaCase], poisons: &[u64]) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError>
     where
-        TA: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64>,
-        TC: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64>,
+        TA: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64> + Send + Sync,
+        TC: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64> + Send + Sync,
     {
         let narrow_a = |x: u64| TA::try_from(x).unwrap_or_else(|_| unreachable!("validated widths"));
         let narrow_c = |x: u64| TC::try_from(x).unwrap_or_else(|_| unreachable!("validated widths"));
-        let all = || poisons.iter().flat_map(|_| cases);
-        let a: Vec<TA> = all().flat_map(|c| c.a.iter().map(|&x| narrow_a(x))).collect();
-        let b: Vec<TA> = all().flat_map(|c| c.b.iter().map(|&x| narrow_a(x))).collect();
-        let c: Vec<TC> = all().flat_map(|c| c.c.iter().map(|&x| narrow_c(x))).collect();
+        // The batch laid out once (in parallel on large batches), then repeated per poison.
+        let a: Vec<TA> = pack(cases, |c| &c.a, narrow_a).repeat(poisons.len());
+        let b: Vec<TA> = pack(cases, |c| &c.b, narrow_a).repeat(poisons.len());
+        let c: Vec<TC> = pack(cases, |c| &c.c, narrow_c).repeat(poisons.len());
         let poisoned: Vec<TC> = poisons.iter().map(|&p| narrow_c(p & cases[0].c_fmt.mask())).collect();
         let per_run = c.len() / poisons.len();
         let d_init: Vec<TC> = poisoned.iter().flat_map(|&p| std::iter::repeat_n(p, per_run)).collect();
         // Sparse paths: the metadata, one index (0..=3) per kept A value, packed in the kernel.
-        let meta: Vec<u8> = all().flat_map(|c| c.meta.iter().flatten().copied()).collect();
+        let meta: Vec<u8> = poisons.iter().flat_map(|_| cases).flat_map(|c| c.meta.iter().flatten().copied()).collect();
         let d = self.launch_flat_init(f, module, (&a, &meta), &b, &c, d_init, cases.len() * poisons.len())?;
         let per = cases[0].m * cases[0].n;
-        let results: Vec<Vec<u64>> = d.chunks(per).map(|t| t.iter().map(|&x| x.into()).collect()).collect();
-        let maybe_unwritten = d.iter().enumerate().map(|(i, &x)| x.into() == poisoned[i / per_run].into()).collect();
-        Ok((results, maybe_unwritten))
+        let unpack = |t: &[TC]| -> Vec<u64> { t.iter().map(|&x| x.into()).collect() };
+        let unwritten = |(i, &x): (usize, &TC)| x.into() == poisoned[i / per_run].into();
+        if cases.len() < PARALLEL_FROM {
+            return Ok((d.chunks(per).map(unpack).collect(), d.iter().enumerate().map(unwritten).collect()));
+        }
+        Ok((d.par_chunks(per).map(unpack).collect(), d.par_iter().enumerate().map(unwritten).collect()))
     }
 
     /// One launch over flat arrays of `ntiles` tiles (A, B, C concatenated tile after tile);
@@ -272,11 +278,11 @@ impl Gpu {
         // Both runs in one launch: the batch twice, D poisoned one way, then the other.
         let (mut r1, mut p1) = self.run_poisoned(path, cases, &[0xAAAA_AAAA_AAAA_AAAA, 0x5555_5555_5555_5555])?;
         let (r2, p2) = (r1.split_off(cases.len()), p1.split_off(p1.len() / 2));
-        let unwritten = p1.iter().zip(&p2).filter(|(a, b)| **a && **b).count();
+        let unwritten = p1.par_iter().zip(&p2).filter(|(a, b)| **a && **b).count();
         if unwritten > 0 {
             return Err(GpuError::Unwritten(unwritten));
         }
-        let nondeterministic = r1.iter().zip(&r2).filter(|(a, b)| a != b).count();
+        let nondeterministic = r1.par_iter().zip(&r2).filter(|(a, b)| a != b).count();
         Ok(CheckedRun { results: r1, nondeterministic })
     }
 }
@@ -361,4 +367,24 @@ pub struct CheckedRun {
     pub results: Vec<Vec<u64>>,
     /// Tiles whose two runs differed.
     pub nondeterministic: usize,
+}
+
+/// Batches from this many tiles lay out and read back their arrays on every core (the hunt's
+/// batches); fewer (a fuzz input) stay on the calling thread.
+const PARALLEL_FROM: usize = 1024;
+
+/// One operand of every case, narrowed to the kernel's element type, tile after tile. Tiles of
+/// one path all have the same size (the path checked them); large batches fill in parallel.
+fn pack<T: Copy + Send + Sync>(cases: &[MmaCase], of: impl Fn(&MmaCase) -> &Vec<u64> + Sync, narrow: impl Fn(u64) -> T + Sync) -> Vec<T> {
+    let per = of(&cases[0]).len();
+    if cases.len() < PARALLEL_FROM || cases.iter().any(|c| of(c).len() != per) {
+        return cases.iter().flat_map(|c| of(c).iter().map(|&x| narrow(x))).collect();
+    }
+    let mut out = vec![narrow(0); cases.len() * per];
+    out.par_chunks_mut(per).zip(cases.par_iter()).for_each(|(dst, c)| {
+        for (d, &x) in dst.iter_mut().zip(of(c)) {
+            *d = narrow(x);
+        }
+    });
+    out
 }

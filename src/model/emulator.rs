@@ -340,6 +340,9 @@ pub(crate) struct TileRun<'a> {
     lanes: Option<LanePrep>,
     /// Each block's range of K in the lane kernel's layout, in chain order.
     lane_ranges: Vec<std::ops::Range<usize>>,
+    /// With C added after an f32 or f16 chain by one IEEE addition into D of the same format:
+    /// the CPU adds (see [`c_after_on_cpu`]), and this is the NaN pattern D gets.
+    cpu_c_after: Option<u64>,
 }
 
 /// A and B for the lane kernel: A row-major; B per chunk of eight columns, k rows of lanes.
@@ -372,7 +375,8 @@ impl<'a> TileRun<'a> {
         } else {
             (None, Vec::new())
         };
-        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), blocks, lanes, lane_ranges })
+        let cpu_c_after = cpu_c_after(ar, case, acc_fmt);
+        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), blocks, lanes, lane_ranges, cpu_c_after })
     }
 
     /// Decode A and (transposed) B for the general path, once, on first use.
@@ -503,6 +507,9 @@ impl<'a> TileRun<'a> {
     /// D from a lane's accumulator bits: C added now where it comes after the chain, then the
     /// conversion into D's format.
     fn finish_lane(&mut self, i: usize, j: usize, acc_bits: u64) -> u64 {
+        if let Some(nan) = self.cpu_c_after {
+            return c_after_on_cpu(self.acc_fmt, self.case.c_at(i, j), acc_bits, nan);
+        }
         let mut run = Operand::decode(self.acc_fmt, acc_bits, Subnormals::Keep);
         if self.ar.blocks.c == CPlacement::After {
             let c = Operand::decode(self.case.c_fmt, self.case.c_at(i, j), self.ar.inputs.c_subnormals);
@@ -827,16 +834,11 @@ fn lane_layout(chain: &[Vec<usize>], order: BlockOrder) -> (Vec<usize>, Vec<std:
 
 /// The case with A's columns and B's rows in the given order of K.
 fn with_k_order(case: &MmaCase, order: &[usize]) -> MmaCase {
-    let mut c = case.clone();
-    for i in 0..case.m {
-        for (p, &kk) in order.iter().enumerate() {
-            c.a[i * case.k + p] = case.a_at(i, kk);
-        }
-    }
-    for (p, &kk) in order.iter().enumerate() {
-        c.b[p * case.n..(p + 1) * case.n].copy_from_slice(&case.b[kk * case.n..(kk + 1) * case.n]);
-    }
-    c
+    let (m, n) = (case.m, case.n);
+    // Only A, B and C matter to the kernel: the case's other fields are not copied.
+    let a = (0..m).flat_map(|i| order.iter().map(move |&kk| case.a_at(i, kk))).collect();
+    let b = order.iter().flat_map(|&kk| case.b[kk * n..(kk + 1) * n].iter().copied()).collect();
+    MmaCase { a, b, c: case.c.clone(), meta: None, extra: Default::default(), ..*case }
 }
 
 /// The k indices of each block, in the order the chain visits them.
@@ -854,6 +856,50 @@ pub(crate) fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>>
     members
 }
 
+/// Whether C is added after the chain by one IEEE addition rounded to nearest into D's own
+/// format, f32 or f16, that gives D as it is (nothing flushed or narrowed, NaN not passed on):
+/// then `finish_lane` adds on the CPU, and this is the pattern of a NaN result.
+fn cpu_c_after(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> Option<u64> {
+    let nan = match ar.specials.nan {
+        NanOutput::Canonical => case.c_fmt.nan_bits(false, 0),
+        NanOutput::AllOnes => case.c_fmt.nan_bits(false, u64::MAX),
+        NanOutput::Propagate => return None,
+    };
+    let applies = ar.blocks.c == CPlacement::After
+        && ar.blocks.separate_rounding == Rounding::Rne
+        && matches!(acc_fmt, Format::F32 | Format::F16)
+        && case.c_fmt == acc_fmt
+        && ar.accumulator.range == AccRange::Format
+        // (A narrower accumulator precision cuts this addition too.)
+        && ar.accumulator.precision.is_none_or(|q| q >= acc_fmt.precision())
+        && ar.accumulator.overflow == Overflow::Ieee
+        && ar.inputs.c_subnormals == Subnormals::Keep
+        && ar.output.subnormals == Subnormals::Keep
+        && matches!(ar.specials.zero_sign, ZeroSign::Ieee | ZeroSign::Unsigned);
+    applies.then_some(nan)
+}
+
+/// `c + chain` in `f` (f32 or f16) by one IEEE addition rounded to nearest, what the general
+/// path's exact sum and rounding give (zero signs, subnormals, overflow alike); `nan` for NaN.
+/// f32 adds on the CPU's adder; two f16 values add exactly in f64, then round once.
+fn c_after_on_cpu(f: Format, c: u64, chain: u64, nan: u64) -> u64 {
+    if f == Format::F32 {
+        let d = f32::from_bits(c as u32) + f32::from_bits(chain as u32);
+        return if d.is_nan() { nan } else { d.to_bits() as u64 };
+    }
+    let d = f.to_f64(c) + f.to_f64(chain);
+    if d.is_nan() {
+        return nan;
+    }
+    if d == 0.0 || d.is_infinite() {
+        return if d == 0.0 { f.zero_bits(d.is_sign_negative()) } else { f.inf_bits(d < 0.0) };
+    }
+    let (bits, biased) = (d.to_bits(), ((d.to_bits() >> 52) & 0x7ff) as i32);
+    let sig = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    // Every f16 sum is a normal f64: its exponent is its biased field less 1075.
+    f.round(d < 0.0, sig as u128, biased - 1075, false, Rounding::Rne, Overflow::Ieee)
+}
+
 /// Whether the lane kernel covers this arithmetic and these formats: exact narrow products,
 /// C fused into each block (or added after a chain from +0), a truncating window whose sums
 /// provably fit in 62 bits.
@@ -863,7 +909,7 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<u
     let width = if ar.blocks.width == 0 { case.k } else { ar.blocks.width };
     let window = ar.window_precision(acc_fmt) as i32 + ar.align.extra_bits + 1 + 2 + 7;
     ar.products.round_to.is_none()
-        && ar.accumulator.precision.is_none()
+        && ar.accumulator.precision.is_none_or(|q| q >= 1)
         && ar.blocks.normalise == Normalise::End
         && (ar.blocks.c == CPlacement::Fused || (ar.blocks.c == CPlacement::After && ar.specials.nan != NanOutput::Propagate && ar.accumulator.range == AccRange::Format))
         // Interleaved blocks are laid out one after another; the float kernel needs them full.
@@ -977,7 +1023,8 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
                 NanOutput::AllOnes => Some(acc_fmt.nan_bits(false, u64::MAX)),
                 NanOutput::Propagate => None,
             },
-            unsigned_zeros: ar.specials.zero_sign == ZeroSign::Unsigned,
+            zero_needs_rule: ar.specials.zero_sign == ZeroSign::Ieee && !(ar.blocks.c == CPlacement::After && ar.accumulator.rounding != Rounding::Rd),
+            narrow_to: ar.accumulator.precision.filter(|&q| q < acc_fmt.precision()).map_or(64, |q| q as i64),
         },
     }
 }

@@ -91,9 +91,13 @@ pub(super) struct Window {
     /// The accumulator bits a NaN is written as (the model's NaN pattern), or `None` when the
     /// model passes payloads on: NaN lanes then leave the kernel.
     pub nan_bits: Option<u64>,
-    /// The model writes every zero of D as +0 (`zero_sign = "unsigned"`): a lane whose sum is
-    /// a zero of zero terms needs no sign rule and stays.
-    pub unsigned_zeros: bool,
+    /// A lane whose sum is a zero of zero terms needs the general path's sign rule; not where
+    /// D's zeros are all +0 (`zero_sign = "unsigned"`), nor in a chain from +0 with C added
+    /// after it (the +0 is a term of every block: the zero is +0 unless rounding down).
+    pub zero_needs_rule: bool,
+    /// `accumulator.precision`: each block sum is first cut to this many bits (by the
+    /// accumulator's rounding, with no bound on the exponent), or 64 for none.
+    pub narrow_to: i64,
 }
 
 /// What lane rounding needs of the accumulator format (f32, f16 or bf16: no ignored bits).
@@ -297,10 +301,10 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
     for l in 0..LANES {
         let neg = (s.sum[l] < 0) as u64;
         // |sum| < 2^62: the window check keeps every sum well inside i64.
-        let mag = s.sum[l].unsigned_abs();
+        let (mag, grid) = narrow(s.sum[l].unsigned_abs(), s.grid[l], w.narrow_to, neg, (rne, rna, ru, rd, ra));
         let len = 64 - mag.leading_zeros() as i64;
-        let q = (s.grid[l] + len - f.p).max(f.min_lsb);
-        let shift = q - s.grid[l];
+        let q = (grid + len - f.p).max(f.min_lsb);
+        let shift = q - grid;
         let rs = shift.clamp(0, 63) as u64;
         let kept = if shift < 0 { mag << ((-shift).clamp(0, 63) as u64) } else { mag >> rs };
         // The discarded part against half a unit of the kept last place (none when shift <= 0).
@@ -339,7 +343,7 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
             & (s.finite[l] | special);
         // A zero sum of nonzero terms has a fixed sign; a block of zeros only needs their signs
         // if it is the last one (the general path has them), unless D's zeros are all +0.
-        zero[l] = (nonzero ^ 1) & (s.any[l] ^ 1) & (w.unsigned_zeros as u64 ^ 1);
+        zero[l] = (nonzero ^ 1) & (s.any[l] ^ 1) & w.zero_needs_rule as u64;
         let neg = if nonzero == 1 { neg } else { w.cancel_to_minus_zero as u64 };
         let biased = if subnormal == 1 { 0 } else { (q + f.p - 1 + f.bias) as u64 };
         let frac = kept & ((1u64 << (f.p - 1)) - 1);
@@ -361,6 +365,26 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
         let inf_val = if neg == 1 { f64::NEG_INFINITY } else { f64::INFINITY };
         acc.val[l] = if special == 1 { s.special[l] } else if inf == 1 { inf_val } else { exact_f64(neg == 1, kept, q) };
     }
+}
+
+/// `mag · 2^grid` rounded to `bits` significant bits (no bound on the exponent) by the rounding
+/// the flags select: the magnitude and its new grid. Nothing changes for `bits` >= 63.
+#[inline(always)]
+fn narrow(mag: u64, grid: i64, bits: i64, neg: u64, (rne, rna, ru, rd, ra): (u64, u64, u64, u64, u64)) -> (u64, i64) {
+    let len = 64 - mag.leading_zeros() as i64;
+    let shift = (len - bits).max(0);
+    let rs = shift.clamp(0, 63) as u64;
+    let kept = mag >> rs;
+    let rem = mag & ((1u64 << rs) - 1);
+    let half = (1u64 << rs) >> 1;
+    let inexact = (rem != 0) as u64;
+    let (gt, eq) = ((rem > half) as u64, (rem == half) as u64);
+    let up = (shift > 0) as u64
+        & ((rne & (gt | (eq & kept & 1))) | (rna & (gt | eq)) | (ru & inexact & (neg ^ 1)) | (rd & inexact & neg) | (ra & inexact));
+    let kept = kept + up;
+    // A carry out of the top makes the value a power of two: one bit fewer, same value.
+    let carry = (kept >> bits.clamp(0, 63) as u64) & (shift > 0) as u64;
+    (kept >> carry, grid + shift + carry as i64)
 }
 
 /// A term's magnitude on the window whose last place is `grid`, by the mode's rule, signed.
