@@ -145,11 +145,16 @@ impl Emulator {
     /// Compute D for one case: `m·n` bit patterns in C's format, row-major.
     pub fn run(&self, case: &MmaCase) -> Result<Vec<u64>, EmulatorError> {
         case.validate()?;
+        let ar = self.model.arithmetic(case.a_fmt);
+        if case.meta.is_some() && !self.general_only {
+            if let Some(d) = sparse_float_tile(ar, case)? {
+                return Ok(d);
+            }
+        }
         if let Some(rows) = case.dense_rows() {
             // 2:4 sparsity: each row is the dense dot product over the k/2 values it keeps.
             return rows.iter().map(|r| self.run(r)).collect::<Result<Vec<_>, _>>().map(|d| d.concat());
         }
-        let ar = self.model.arithmetic(case.a_fmt);
         if let Some(blocks) = self.integer_blocks(ar, case)? {
             return Ok(super::integer::tile(ar, &blocks, case));
         }
@@ -420,7 +425,7 @@ impl<'a> TileRun<'a> {
         let reverse = self.ar.blocks.order == BlockOrder::Reverse;
         let mut d = vec![0u64; m * n];
         let c_floor = crate::format::pow2(self.case.c_fmt.emin());
-        kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window }, &mut d);
+        kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window, b_row_stride: 0 }, &mut d);
         let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && self.ar.blocks.c != CPlacement::After;
         for idx in 0..m * n {
             if d[idx] == GENERAL {
@@ -856,6 +861,50 @@ pub(crate) fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>>
     members
 }
 
+/// A 2:4 sparse tile through the float kernel in one pass: A's kept values row by row and, per
+/// row, the rows of B its metadata selects (the kernel reads B per row). What each row's
+/// dense case (`MmaCase::dense_row`) computes, without making it, except for the elements the
+/// kernel hands back and D's conversion where it is not direct, which go through that row's
+/// case as before. `None` where the float kernel does not take the model.
+fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
+    let row0 = case.dense_row(0).expect("a sparse case");
+    let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
+    let (m, n, half) = (case.m, case.n, case.k / 2);
+    let blocks = block_members(&ar.blocks, half);
+    if !lanes_apply(ar, &row0, acc_fmt, &blocks) {
+        return Ok(None);
+    }
+    // Kept values in the kernel's order (block after block), A's and B's rows alike.
+    let (order, _) = lane_layout(&blocks, ar.blocks.order);
+    let picks: Vec<Vec<usize>> = (0..m).map(|i| case.picks(i).expect("sparse")).map(|p| order.iter().map(|&t| p[t]).collect()).collect();
+    let kept = MmaCase { a: (0..m).flat_map(|i| order.iter().map(move |&t| case.a[i * half + t])).collect(), b: Vec::new(), c: case.c.clone(), meta: None, extra: Default::default(), k: half, ..*case };
+    let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = prepare_lanes_for(ar, &kept, acc_fmt, Some((&picks, &case.b))) else {
+        return Ok(None);
+    };
+    let block_width = if ar.blocks.width == 0 { half } else { ar.blocks.width };
+    let reverse = ar.blocks.order == BlockOrder::Reverse;
+    let c_floor = crate::format::pow2(case.c_fmt.emin());
+    let chunks = n.div_ceil(LANES);
+    let mut d = vec![0u64; m * n];
+    kernel(&FloatTile { a: &a, b: &b, fa: &fa, fb: &fb, c_floor, c: &c, m, n, k: half, block_width, reverse, w: &window, b_row_stride: chunks * half }, &mut d);
+    let direct = acc_fmt == case.c_fmt && ar.output.subnormals == Subnormals::Keep && ar.blocks.c != CPlacement::After;
+    for i in 0..m {
+        let row = &mut d[i * n..(i + 1) * n];
+        if direct && !row.contains(&GENERAL) {
+            continue;
+        }
+        let dense = case.dense_row(i).expect("sparse");
+        let mut run = TileRun::new(ar, &dense)?;
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = if *x == GENERAL { run.element(0, j) } else if direct { *x } else { run.finish_lane(0, j, *x) };
+        }
+    }
+    if ar.specials.zero_sign == ZeroSign::Unsigned {
+        d.iter_mut().for_each(|x| *x = unsigned_zero(case.c_fmt, *x));
+    }
+    Ok(Some(d))
+}
+
 /// Whether C is added after the chain by one IEEE addition rounded to nearest into D's own
 /// format, f32 or f16, that gives D as it is (nothing flushed or narrowed, NaN not passed on):
 /// then `finish_lane` adds on the CPU, and this is the pattern of a NaN result.
@@ -924,6 +973,14 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<u
 }
 
 fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
+    prepare_lanes_for(ar, case, acc_fmt, None).expect("dense tiles take either kernel")
+}
+
+/// [`prepare_lanes`], or the same for a sparse case: `sparse`: for a 2:4 sparse case, each row's dense positions of its kept values in the order
+/// the kernel takes them, and the dense B they select rows of; `case.a` then holds those values
+/// (m×k with k the kept count, in that order; `case.b` is not read), and only the float
+/// kernel's form is made (`None` when the int kernel is chosen).
+fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: Option<(&[Vec<usize>], &[u64])>) -> Option<LanePrep> {
     let (m, n, k) = (case.m, case.n, case.k);
     let in_sub = ar.inputs.subnormals;
     let (pa, pb) = (case.a_fmt.precision(), case.b_fmt.precision());
@@ -943,10 +1000,16 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             // Exact values; NaN and infinities stay, and send their lanes to the general path.
             let mut a = vec![0f64; m * k];
             case.a_fmt.to_f64_slice(&case.a, &mut a);
-            let mut b = vec![[0f64; LANES]; chunks * k];
-            for (kk, row) in case.b.chunks(n).enumerate() {
+            // B per chunk of eight columns, one row of lanes per row of B (a sparse case's dense
+            // B: its rows are gathered per row of A below, once decoded).
+            let (b_bits, b_rows) = match sparse {
+                None => (&case.b[..], k),
+                Some((_, dense_b)) => (dense_b, dense_b.len() / n),
+            };
+            let mut b = vec![[0f64; LANES]; chunks * b_rows];
+            for (kk, row) in b_bits.chunks(n).enumerate() {
                 for (chunk, cols) in row.chunks(LANES).enumerate() {
-                    case.b_fmt.to_f64_slice(cols, &mut b[chunk * k + kk][..cols.len()]);
+                    case.b_fmt.to_f64_slice(cols, &mut b[chunk * b_rows + kk][..cols.len()]);
                 }
             }
             // With C added after the chain, the chain starts from +0.
@@ -967,8 +1030,27 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
                 fa = a.iter().map(|&v| field_pow(v, floor_a)).collect();
                 fb = b.iter().map(|lanes| lanes.map(|v| field_pow(v, floor_b))).collect();
             }
+            if let Some((picks, _)) = sparse {
+                // For each row of A, the rows of B its kept values select, in its order.
+                let gather = |v: &[[f64; LANES]]| -> Vec<[f64; LANES]> {
+                    let mut out = vec![[0f64; LANES]; m * chunks * k];
+                    for (i, row_picks) in picks.iter().enumerate() {
+                        for chunk in 0..chunks {
+                            for (t, &kk) in row_picks.iter().enumerate() {
+                                out[(i * chunks + chunk) * k + t] = v[chunk * b_rows + kk];
+                            }
+                        }
+                    }
+                    out
+                };
+                b = gather(&b);
+                if field_sum {
+                    fb = gather(&fb);
+                }
+            }
             LaneOperands::Float { a, b, fa, fb, c, kernel }
         }
+        Kernel::Int(_) if sparse.is_some() => return None,
         Kernel::Int(kernel) => {
             let mut a_row_special = vec![false; m];
             let mut b_col_special = vec![false; n];
@@ -1003,7 +1085,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
         Some(c) => (1u64 << (drop_below + 1 + c as i32).clamp(1, 63)) - 1,
         None => u64::MAX,
     };
-    LanePrep {
+    Some(LanePrep {
         operands,
         window: Window {
             p: ar.window_precision(acc_fmt) as i64,
@@ -1026,7 +1108,7 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
             zero_needs_rule: ar.specials.zero_sign == ZeroSign::Ieee && !(ar.blocks.c == CPlacement::After && ar.accumulator.rounding != Rounding::Rd),
             narrow_to: ar.accumulator.precision.filter(|&q| q < acc_fmt.precision()).map_or(64, |q| q as i64),
         },
-    }
+    })
 }
 
 /// What the float kernel aligns a field-sum operand by, from its exact (already flushed)

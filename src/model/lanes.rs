@@ -470,6 +470,9 @@ pub(super) struct FloatTile<'a> {
     pub block_width: usize,
     pub reverse: bool,
     pub w: &'a Window,
+    /// 0 when every row of A meets the same B; otherwise (2:4 sparse tiles) how far apart in
+    /// `b`/`fb` the rows of B for consecutive rows of A are: each row's own gathered B.
+    pub b_row_stride: usize,
 }
 
 /// Marks, in a tile's output, an element the general path must settle (no accumulator format
@@ -499,8 +502,9 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
                 let floor = if blk == 0 { t.c_floor } else { acc_floor };
                 let blk = if t.reverse { nblocks - 1 - blk } else { blk };
                 let (k0, k1) = (blk * t.block_width, ((blk + 1) * t.block_width).min(k));
-                let (a, b) = (&a_all[i * k + k0..i * k + k1], &b_all[chunk * k + k0..chunk * k + k1]);
-                let (fa, fb) = if FIELD_SUM { (&t.fa[i * k + k0..i * k + k1], &t.fb[chunk * k + k0..chunk * k + k1]) } else { (a, b) };
+                let bo = i * t.b_row_stride + chunk * k;
+                let (a, b) = (&a_all[i * k + k0..i * k + k1], &b_all[bo + k0..bo + k1]);
+                let (fa, fb) = if FIELD_SUM { (&t.fa[i * k + k0..i * k + k1], &t.fb[bo + k0..bo + k1]) } else { (a, b) };
                 block_float::<MODE, FIELD_SUM>(a, b, fa, fb, &mut accs, floor, &w, &mut live, &mut zero, &mut bits);
             }
             for l in 0..width {
