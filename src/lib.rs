@@ -6,7 +6,8 @@
 //! [`model::Model`] (TOML data), and on the exact MPFR reference ([`exact`]) — and compared.
 //! [`probes`] holds the hand-made experiments of the seed papers, [`gemm`] whole-matrix schedules
 //! such as FTTN's `D = C − A·B`, [`gen`] edge-biased case generators and [`bench`] the throughput
-//! measurement.
+//! measurement. Cases travel as JSONL lines ([`case`]) or, a batch of one shape at a time, as
+//! NumPy `.npz` arrays ([`npz`]).
 //!
 //! ```
 //! use mmafuzz::{exact, Emulator, Format, MmaCase, Model, Rounding};
@@ -37,6 +38,7 @@ pub mod hunt;
 pub mod infer;
 pub mod library;
 pub mod model;
+pub mod npz;
 pub mod probes;
 pub mod replay;
 pub mod sparse;

@@ -53,14 +53,9 @@ pub fn write_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result<
 /// Replace the file at `path` with `bytes` (gzipped when its name ends in `.gz`) so that
 /// readers see the old file or the new one, never a part: written beside it, synced, renamed.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    {
-        let f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        let f = if is_gz(path) {
+    replace_with(path, |file| {
+        let f = std::io::BufWriter::new(file);
+        let mut f = if is_gz(path) {
             let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
             gz.write_all(bytes)?;
             gz.finish()?
@@ -69,9 +64,30 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             f.write_all(bytes)?;
             f
         };
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        f.flush()
+    })
+}
+
+/// Replace the file at `path` with what `fill` writes into a new file beside it, atomically:
+/// the new file is synced and renamed into place only when `fill` succeeds; otherwise it is
+/// removed and the old file stays.
+pub fn replace_with(path: &Path, fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    std::fs::rename(&tmp, path)
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::File::create(&tmp).and_then(|mut file| {
+        fill(&mut file)?;
+        file.sync_all()
+    });
+    match written {
+        Ok(()) => std::fs::rename(&tmp, path),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
 }
 
 /// Today's date in UTC, `YYYY-MM-DD` (for provenance).

@@ -1,9 +1,11 @@
-//! `mmafuzz emulate` and `mmafuzz reference`: stream cases through an executor in parallel.
+//! `mmafuzz emulate` and `mmafuzz reference`: stream cases through an executor in parallel,
+//! from and to JSONL or `.npz` (either way round).
 
 use super::io::{open_input, AtomicOutput};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mmafuzz::case::{hex, MmaCase};
+use mmafuzz::npz::{is_npz, Batch};
 use mmafuzz::{exact, Emulator, Model, Rounding};
 use rayon::prelude::*;
 use serde_json::Value;
@@ -13,17 +15,22 @@ use std::process::ExitCode;
 
 const CHUNK: usize = 4096;
 
-/// Run `exec` on every case line, in parallel chunks, writing results in input order.
-fn stream(input: &Path, output: &Path, exec: impl Fn(&MmaCase) -> Result<String, String> + Sync) -> anyhow::Result<ExitCode> {
-    stream_lines(input, output, |line| MmaCase::from_json_line(line).map_err(|e| e.to_string()).and_then(|c| exec(&c)))
-}
-
-/// Run `exec` on every non-empty line, in parallel chunks, writing results in input order.
-fn stream_lines(input: &Path, output: &Path, exec: impl Fn(&str) -> Result<String, String> + Sync) -> anyhow::Result<ExitCode> {
-    let reader = open_input(input)?;
-    let mut out = AtomicOutput::create(output)?;
+fn spinner() -> ProgressBar {
     let bar = ProgressBar::new_spinner();
     bar.set_style(ProgressStyle::with_template("{spinner} {pos} cases {per_sec} {msg}").expect("valid template"));
+    bar
+}
+
+/// Run `work` on every non-empty line, in parallel chunks, and hand each success to `take`
+/// with its line number, in input order. A failed line is reported and counted; returns
+/// (lines read, lines rejected).
+fn for_each_line<R: Send>(
+    input: &Path,
+    work: impl Fn(&str) -> Result<R, String> + Sync,
+    mut take: impl FnMut(usize, R) -> anyhow::Result<()>,
+) -> anyhow::Result<(usize, usize)> {
+    let reader = open_input(input)?;
+    let bar = spinner();
     let (mut errors, mut done) = (0usize, 0usize);
     let mut lines = reader.lines().enumerate();
     loop {
@@ -41,16 +48,10 @@ fn stream_lines(input: &Path, output: &Path, exec: impl Fn(&str) -> Result<Strin
         if chunk.is_empty() {
             break;
         }
-        let results: Vec<(usize, Result<String, String>)> = chunk
-            .par_iter()
-            .map(|(no, line)| {
-                let r = exec(line);
-                (*no, r)
-            })
-            .collect();
+        let results: Vec<(usize, Result<R, String>)> = chunk.par_iter().map(|(no, line)| (*no, work(line))).collect();
         for (no, r) in results {
             match r {
-                Ok(s) => out.line(&s)?,
+                Ok(r) => take(no, r)?,
                 Err(e) => {
                     errors += 1;
                     bar.suspend(|| eprintln!("error: line {no}: {e}"));
@@ -60,22 +61,111 @@ fn stream_lines(input: &Path, output: &Path, exec: impl Fn(&str) -> Result<Strin
         }
         bar.set_position(done as u64);
     }
-    out.commit()?;
     bar.finish_and_clear();
+    Ok((done, errors))
+}
+
+/// Exit status 1 when some lines were rejected.
+fn line_status((done, errors): (usize, usize)) -> ExitCode {
     if errors > 0 {
         eprintln!("{done} lines read, {errors} rejected");
-        return Ok(ExitCode::from(1));
+        return ExitCode::from(1);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
+}
+
+/// Run `exec` on every non-empty line, in parallel chunks, writing results in input order.
+fn stream_lines(input: &Path, output: &Path, exec: impl Fn(&str) -> Result<String, String> + Sync) -> anyhow::Result<ExitCode> {
+    let mut out = AtomicOutput::create(output)?;
+    let counts = for_each_line(input, exec, |_, s| out.line(&s))?;
+    out.commit()?;
+    Ok(line_status(counts))
+}
+
+/// What an executor makes of one tile: its D, and the JSONL result line when one is wanted
+/// (the reference's adds the exact values, which an npz has no place for).
+struct Executor<E, L> {
+    exec: E,
+    line: L,
+}
+
+impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -> String + Sync> Executor<E, L> {
+    /// Run on every tile of `input` (JSONL or npz) and write `output` (JSONL or npz), in
+    /// parallel chunks, results in input order. An npz in is one batch: a bad tile is an error
+    /// for the file. Lines of JSONL in are rejected one by one, as ever.
+    fn stream(&self, input: &Path, output: &Path, d_of: impl Fn(&T) -> &[u64] + Sync) -> anyhow::Result<ExitCode> {
+        if is_npz(input) {
+            return self.stream_npz(input, output, d_of);
+        }
+        let work = |line: &str| {
+            let case = MmaCase::from_json_line(line).map_err(|e| e.to_string())?;
+            let r = (self.exec)(&case)?;
+            Ok((case, r))
+        };
+        if !is_npz(output) {
+            return stream_lines(input, output, |line| work(line).map(|(case, r)| (self.line)(&case, &r)));
+        }
+        let (mut cases, mut ds, mut line_nos) = (Vec::new(), Vec::new(), Vec::new());
+        let counts = for_each_line(input, work, |no, (case, r): (MmaCase, T)| {
+            ds.push(d_of(&r).to_vec());
+            cases.push(case);
+            line_nos.push(no);
+            Ok(())
+        })?;
+        let mut batch = Batch::from_cases(&cases).map_err(|e| match e.tile {
+            Some(i) => anyhow::anyhow!("{}: line {}: the case {}", output.display(), line_nos[i], e.message),
+            None => anyhow::anyhow!("{}: {}", output.display(), e.message),
+        })?;
+        batch.set_d(0, &ds);
+        batch.write(output)?;
+        Ok(line_status(counts))
+    }
+
+    /// An npz in: tiles converted and run in parallel chunks; D into the batch (npz out, the
+    /// input members kept as they came) or result lines (JSONL out).
+    fn stream_npz(&self, input: &Path, output: &Path, d_of: impl Fn(&T) -> &[u64] + Sync) -> anyhow::Result<ExitCode> {
+        let mut batch = Batch::read(input)?;
+        let mut lines = if is_npz(output) { None } else { Some(AtomicOutput::create(output)?) };
+        if lines.is_none() {
+            batch.set_d(0, &[] as &[&[u64]]); // d is there even for a batch of no tiles
+        }
+        let bar = spinner();
+        for first in (0..batch.tiles).step_by(CHUNK) {
+            let end = (first + CHUNK).min(batch.tiles);
+            let cases = batch.cases_in(first..end)?;
+            let results = cases
+                .par_iter()
+                .enumerate()
+                .map(|(i, case)| (self.exec)(case).map_err(|e| anyhow::anyhow!("{}: tile {}: {e}", input.display(), first + i)))
+                .collect::<anyhow::Result<Vec<T>>>()?;
+            match &mut lines {
+                Some(out) => {
+                    for (case, r) in cases.iter().zip(&results) {
+                        out.line(&(self.line)(case, r))?;
+                    }
+                }
+                None => batch.set_d(first, &results.iter().map(&d_of).collect::<Vec<&[u64]>>()),
+            }
+            bar.set_position(end as u64);
+        }
+        bar.finish_and_clear();
+        match lines {
+            Some(out) => out.commit()?,
+            None => batch.write(output)?,
+        }
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
 pub fn emulate(model: &str, input: &Path, output: &Path) -> anyhow::Result<ExitCode> {
     let m = Model::load(model)?;
     if m.schedule.is_some() {
+        anyhow::ensure!(!is_npz(input) && !is_npz(output), "{model} is a library model: its cases are whole GEMMs of any shape, one JSONL line each (no .npz)");
         return emulate_library(model, input, output);
     }
     let emu = Emulator::new(m);
-    stream(input, output, |case| emu.run(case).map(|d| case.result_json(&d)).map_err(|e| e.to_string()))
+    let exec = Executor { exec: |case: &MmaCase| emu.run(case).map_err(|e| e.to_string()), line: |case: &MmaCase, d: &Vec<u64>| case.result_json(d) };
+    exec.stream(input, output, |d| d)
 }
 
 /// A library model (`sm90:cublas.gemm...`): each line is a whole GEMM of any shape. Without
@@ -143,12 +233,18 @@ fn emulate_library(model: &str, input: &Path, output: &Path) -> anyhow::Result<E
 }
 
 pub fn reference(input: &Path, output: &Path, rounding: Rounding) -> anyhow::Result<ExitCode> {
-    stream(input, output, |case| {
-        let xs = exact::exact_tile(case);
-        let d: Vec<u64> = xs.iter().map(|x| x.round(case.c_fmt, rounding)).collect();
-        let mut obj = case.to_json();
-        obj.insert("d".into(), Value::Array(d.iter().map(|&b| hex(b, case.c_fmt).into()).collect()));
-        obj.insert("exact".into(), Value::Array(xs.iter().map(|x| x.describe().into()).collect()));
-        Ok(Value::Object(obj).to_string())
-    })
+    let exec = Executor {
+        exec: |case: &MmaCase| {
+            let xs = exact::exact_tile(case);
+            let d: Vec<u64> = xs.iter().map(|x| x.round(case.c_fmt, rounding)).collect();
+            Ok((d, xs))
+        },
+        line: |case: &MmaCase, (d, xs): &(Vec<u64>, Vec<exact::Exact>)| {
+            let mut obj = case.to_json();
+            obj.insert("d".into(), Value::Array(d.iter().map(|&b| hex(b, case.c_fmt).into()).collect()));
+            obj.insert("exact".into(), Value::Array(xs.iter().map(|x| x.describe().into()).collect()));
+            Value::Object(obj).to_string()
+        },
+    };
+    exec.stream(input, output, |(d, _)| d)
 }

@@ -1,10 +1,12 @@
-//! GPU commands: `devices`, `gpu-check`, `run`, `record`, and `gen` (cases for a path).
+//! GPU commands: `devices`, `gpu-check`, `run`, `record`, and `gen` (cases for a path), with
+//! cases and results as JSONL or `.npz`.
 
 use super::io::{open_input, AtomicOutput};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mmafuzz::exec::gpu::device_count;
 use mmafuzz::exec::{layout, path_by_id, Gpu, PathSpec, PATHS};
+use mmafuzz::npz::{is_npz, Batch};
 use mmafuzz::{gen, MmaCase};
 use rayon::prelude::*;
 use serde_json::json;
@@ -80,6 +82,35 @@ fn read_cases(input: &Path) -> anyhow::Result<Vec<MmaCase>> {
         .collect()
 }
 
+/// The cases of a JSONL or npz file, and the npz batch they came from (its members are
+/// written back as they came, with D).
+fn read_tiles(input: &Path) -> anyhow::Result<(Vec<MmaCase>, Option<Batch>)> {
+    if !is_npz(input) {
+        return Ok((read_cases(input)?, None));
+    }
+    let batch = Batch::read(input)?;
+    Ok((batch.cases()?, Some(batch)))
+}
+
+/// Write cases and their results as JSONL lines or, to a `.npz` name, as arrays: the batch
+/// they were read from with D added, or a batch made of the cases.
+fn write_results(output: &Path, cases: &[MmaCase], results: &[Vec<u64>], batch: Option<Batch>) -> anyhow::Result<()> {
+    if is_npz(output) {
+        let mut batch = match batch {
+            Some(b) => b,
+            None => Batch::from_cases(cases).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?,
+        };
+        batch.set_d(0, results);
+        batch.write(output)?;
+        return Ok(());
+    }
+    let mut out = AtomicOutput::create(output)?;
+    for line in result_lines(cases, results) {
+        out.line(&line)?;
+    }
+    out.commit()
+}
+
 /// Result lines, formatted in parallel.
 fn result_lines(cases: &[MmaCase], results: &[Vec<u64>]) -> Vec<String> {
     use rayon::prelude::*;
@@ -102,14 +133,16 @@ fn run_batches(gpu: &Gpu, p: &PathSpec, cases: &[MmaCase]) -> anyhow::Result<(Ve
 
 pub fn run(path_id: &str, device: usize, input: &Path, output: &Path) -> anyhow::Result<ExitCode> {
     let p = path(path_id)?;
-    let cases = read_cases(input)?;
+    let (cases, batch) = read_tiles(input)?;
+    if batch.is_some() {
+        // An npz is one batch of one shape: a tile the path cannot run is an error for the file.
+        if let Some((i, e)) = cases.par_iter().enumerate().find_map_first(|(i, c)| p.check(c).err().map(|e| (i, e))) {
+            anyhow::bail!("{}: tile {i}: {e}", input.display());
+        }
+    }
     let gpu = Gpu::open(device)?;
     let (results, nondet) = run_batches(&gpu, p, &cases)?;
-    let mut out = AtomicOutput::create(output)?;
-    for line in result_lines(&cases, &results) {
-        out.line(&line)?;
-    }
-    out.commit()?;
+    write_results(output, &cases, &results, batch)?;
     if nondet > 0 {
         eprintln!("warning: {nondet} tiles differed between two runs of the same batch");
     }
@@ -122,7 +155,7 @@ pub fn record(path_id: &str, device: usize, input: &Path, generated: Option<(u64
     let p = path(path_id)?;
     let cases = match generated {
         Some((seed, count)) => (0..count).into_par_iter().map(|i| gen::case_at(p, seed, i)).collect(),
-        None => read_cases(input)?,
+        None => read_tiles(input)?.0,
     };
     let gpu = Gpu::open(device)?;
     let (results, nondet) = run_batches(&gpu, p, &cases)?;
@@ -156,9 +189,18 @@ pub fn provenance(gpu: &Gpu, p: &PathSpec) -> serde_json::Value {
 }
 
 /// Edge-biased cases of a path's shape and formats: case i of seed s is `gen::case_at(s, i)`,
-/// so the recorder can store it by reference.
+/// so the recorder can store it by reference. To a `.npz` name: the tiles as arrays of raw bit
+/// patterns, the path and seed in the header.
 pub fn generate(path_id: &str, count: usize, seed: u64, output: &Path) -> anyhow::Result<ExitCode> {
     let p = path(path_id)?;
+    if is_npz(output) {
+        let cases: Vec<MmaCase> = (0..count as u64).into_par_iter().map(|i| gen::case_at(p, seed, i)).collect();
+        let mut batch = Batch::from_cases(&cases).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
+        batch.header.insert("path".into(), p.id.into());
+        batch.header.insert("seed".into(), seed.into());
+        batch.write(output)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = AtomicOutput::create(output)?;
     for i in 0..count as u64 {
         let c = gen::case_at(p, seed, i);

@@ -23,7 +23,8 @@ use std::process::ExitCode;
 
 /// Find, explain and pin down how GPU matrix units really do floating-point arithmetic.
 ///
-/// Cases are `D = A·B + C` tiles in the JSONL interchange format (see `mmafuzz emulate --help`).
+/// Cases are `D = A·B + C` tiles in the JSONL interchange format, or batches of one shape as
+/// NumPy `.npz` arrays (see `mmafuzz emulate --help`).
 /// Models are TOML files of numeric knobs; the published hypotheses are built in
 /// (`mmafuzz models`).
 #[derive(Parser, Debug)]
@@ -43,24 +44,40 @@ enum Command {
     /// with "d" added (C's layout and format). Unknown fields are kept. A malformed line is
     /// reported with its line number and field, the others are still processed, and the exit
     /// status is 1 at the end.
+    ///
+    /// A file whose name ends in .npz is the binary form (in, out, or both): N tiles of one
+    /// shape and formats as arrays a (N×m×k), b (N×k×n), c (N×m×n), optional meta
+    /// (N×m×(k/2) uint8, 2:4 sparse: a is then N×m×(k/2)) and header (1-D uint8 holding JSON
+    /// such as {"a_fmt":"f16","b_fmt":"f16","c_fmt":"f32"}, plus "op":"xor" where the cases have
+    /// it; in Python np.frombuffer(json.dumps(h).encode(), np.uint8)). Elements are raw bit
+    /// patterns as unsigned integers of the format's container width (uint8 for FP8 and the
+    /// narrow integers, uint16 for f16/bf16, uint32 for f32/tf32/s32, uint64 for f64) or typed
+    /// float16/float32/float64 for f16, f32 (tf32), f64. Without header, typed float dtypes
+    /// give the formats. The npz out holds the input members plus d (N×m×n, C's dtype
+    /// convention); a bad tile of an npz in is an error for the file (exit status 2). Other
+    /// fields of JSONL cases (recipes, seeds) have no place in an npz.
     Emulate {
         /// Model name (`mmafuzz models`) or path to a model TOML file.
         #[arg(long)]
         model: String,
-        /// Input cases (JSONL), or - for stdin.
+        /// Input cases: JSONL, - for stdin, or a .npz file.
         #[arg(long = "in", default_value = "-")]
         input: PathBuf,
-        /// Output results (JSONL), or - for stdout. Files are replaced atomically when done.
+        /// Output results: JSONL, - for stdout, or a .npz file. Files are replaced atomically
+        /// when done.
         #[arg(long = "out", default_value = "-")]
         output: PathBuf,
     },
     /// Compute the exact result of each case with MPFR and its correct rounding.
     ///
     /// Same interchange format as `emulate`; adds "d" (the correct rounding in the chosen
-    /// direction) and "exact" (each element's exact value as text).
+    /// direction) and "exact" (each element's exact value as text). Written as .npz, the
+    /// results hold d only: the exact values' text has no place in an array.
     Reference {
+        /// Input cases: JSONL, - for stdin, or a .npz file (see `mmafuzz emulate --help`).
         #[arg(long = "in", default_value = "-")]
         input: PathBuf,
+        /// Output results: JSONL, - for stdout, or a .npz file (d without the exact values).
         #[arg(long = "out", default_value = "-")]
         output: PathBuf,
         /// Rounding direction: rne, rna, rz, ru, rd, ra.
@@ -178,20 +195,25 @@ enum Command {
         batches: String,
     },
     /// Run cases on the GPU through one instruction path (e.g. mma.m16n8k16.f32.f16.f16.f32).
+    ///
+    /// Cases and results are JSONL or, for file names ending in .npz, arrays (see `mmafuzz
+    /// emulate --help`): the npz out is the input members plus d.
     Run {
         #[arg(long)]
         path: String,
         #[arg(long, default_value_t = 0)]
         device: usize,
+        /// Input cases: JSONL, - for stdin, or a .npz file.
         #[arg(long = "in", default_value = "-")]
         input: PathBuf,
+        /// Output results: JSONL, - for stdout, or a .npz file.
         #[arg(long = "out", default_value = "-")]
         output: PathBuf,
     },
     /// Run cases on the GPU and append them with outputs and provenance (GPU, compute
     /// capability, driver, path, date, tool version) to CORPUS/<path>.jsonl.gz.
     ///
-    /// The cases come from --in (JSONL), or with --count from the path's own generator (tile i
+    /// The cases come from --in (JSONL or .npz), or with --count from the path's own generator (tile i
     /// of --seed, as `gen` makes them, without the JSON in between: wide wgmma tiles are large).
     Record {
         #[arg(long)]
@@ -210,6 +232,11 @@ enum Command {
         corpus: PathBuf,
     },
     /// Generate edge-biased cases of a path's shape and formats (recipe and seed recorded).
+    ///
+    /// To a file name ending in .npz: the tiles as arrays of raw bit patterns (a, b, c, meta
+    /// on sparse paths, and a header with the formats, the path and the seed; see `mmafuzz
+    /// emulate --help`), for `emulate`, `run` and other simulators. Tile i is case i of the
+    /// seed, as in JSONL; per-tile recipes are not kept.
     Gen {
         #[arg(long)]
         path: String,
@@ -217,6 +244,7 @@ enum Command {
         count: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// JSONL, - for stdout, or a .npz file.
         #[arg(long = "out", default_value = "-")]
         output: PathBuf,
     },

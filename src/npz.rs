@@ -1,0 +1,627 @@
+//! `.npz` batches: N tiles of one shape and formats as arrays, the binary twin of the JSONL
+//! interchange ([`crate::case`]). A file is NumPy's `np.savez` form: a zip of `.npy` arrays.
+//!
+//! Members, every tile row-major as in JSONL:
+//! - `a` N×m×k (N×m×(k/2), the kept values, when `meta` is there), `b` N×k×n, `c` N×m×n;
+//! - `meta` (2:4 sparse tiles) N×m×(k/2) uint8, each kept value's index 0..3 in its group of four;
+//! - `header`: 1-D uint8, the bytes of a JSON object `{"a_fmt":"f16","b_fmt":"f16","c_fmt":"f32"}`
+//!   with `"op":"xor"` where the tiles pair bits by XOR; other keys are kept and written back;
+//! - `d` (results) N×m×n in C's format.
+//!
+//! Elements are raw bit patterns as unsigned integers of the format's container width (uint8 for
+//! e4m3, e5m2 and the narrow integers, one value per element; uint16 for f16 and bf16; uint32 for
+//! f32, tf32 and s32; uint64 for f64; NumPy void of that width is read as raw too, as ml_dtypes
+//! saves bfloat16 and float8), or typed: float16, float32, float64 for f16, f32 (and tf32), f64,
+//! and int8 or int32 values for s4, s8, s32. Without `header` the formats come from typed float
+//! dtypes. D is stored the way C is: typed if C was typed, raw otherwise.
+//!
+//! [`Batch`] holds the arrays as their little-endian bytes; a tile becomes an [`MmaCase`] only
+//! when asked ([`Batch::case`]), so a batch is converted in parallel chunks and never held twice.
+
+use crate::case::{FieldError, MmaCase};
+use crate::format::Format;
+use npyz::npz::{NpzArchive, NpzWriter};
+use npyz::{DType, TypeChar, TypeStr, WriterBuilder};
+use rayon::prelude::*;
+use serde_json::{Map, Value};
+use std::io::{Read, Seek, Write};
+use std::ops::Range;
+use std::path::Path;
+
+/// Whether a file name says it holds the binary form: it ends in `.npz`.
+pub fn is_npz(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x.eq_ignore_ascii_case("npz"))
+}
+
+/// What is wrong with an npz file, and where: the file, the member, the tile.
+#[derive(Debug, thiserror::Error)]
+pub struct NpzError {
+    pub file: Option<String>,
+    pub member: Option<String>,
+    pub tile: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for NpzError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}: ")?;
+        }
+        if let Some(member) = &self.member {
+            write!(f, "member '{member}': ")?;
+        }
+        if let Some(tile) = self.tile {
+            write!(f, "tile {tile}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// How a member stores each element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Storage {
+    /// The bit pattern as an unsigned integer (or NumPy void) of the container's width.
+    Raw,
+    /// An IEEE float16/32/64 of the format itself: its own bits.
+    Float,
+    /// An integer format's value as a signed integer (int8, int32), two's complement.
+    Signed,
+}
+
+/// One member: its element storage, shape and little-endian bytes.
+#[derive(Clone, Debug)]
+struct Array {
+    storage: Storage,
+    /// Bytes per element.
+    width: usize,
+    shape: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+impl Array {
+    /// A raw array of `shape` for elements of `f`, zeroed.
+    fn raw(f: Format, shape: Vec<usize>) -> Self {
+        let width = container_bytes(f);
+        let bytes = vec![0; shape.iter().product::<usize>() * width];
+        Array { storage: Storage::Raw, width, shape, bytes }
+    }
+
+    /// Elements per tile (everything after the first dimension).
+    fn per_tile(&self) -> usize {
+        self.shape[1..].iter().product()
+    }
+
+    fn tile_bytes(&self, tile: usize) -> &[u8] {
+        let size = self.per_tile() * self.width;
+        &self.bytes[tile * size..(tile + 1) * size]
+    }
+
+    /// Tile `tile`'s elements as bit patterns of `f`; the message names the first element out
+    /// of `f`'s range (signed storage only: raw patterns are checked by [`MmaCase::validate`]).
+    fn tile_bits(&self, tile: usize, f: Format) -> Result<Vec<u64>, String> {
+        let bytes = self.tile_bytes(tile);
+        let le = |c: &[u8]| c.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64);
+        if self.storage == Storage::Signed {
+            let spec = f.integer().expect("signed storage holds integer formats");
+            let shift = 64 - 8 * self.width as u32;
+            return bytes
+                .chunks_exact(self.width)
+                .enumerate()
+                .map(|(i, c)| {
+                    let v = ((le(c) << shift) as i64) >> shift;
+                    if v < spec.min() || v > spec.max() {
+                        return Err(format!("element {i} is {v}, outside {f}'s range {}..={}", spec.min(), spec.max()));
+                    }
+                    Ok(v as u64 & f.mask())
+                })
+                .collect();
+        }
+        // One loop per width, so each compiles to plain loads.
+        Ok(match self.width {
+            1 => bytes.iter().map(|&b| b as u64).collect(),
+            2 => bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect(),
+            4 => bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64).collect(),
+            _ => bytes.chunks_exact(8).map(le).collect(),
+        })
+    }
+
+    /// Write `bits` (elements of `f`) into `out`, one tile's bytes, in this array's storage.
+    fn encode(&self, out: &mut [u8], bits: &[u64], f: Format) {
+        for (o, &b) in out.chunks_exact_mut(self.width).zip(bits) {
+            // A signed value is its pattern sign-extended to the container (s4's 0xf is 0xff).
+            let v = if self.storage == Storage::Signed { f.int_value(b) as u64 } else { b };
+            o.copy_from_slice(&v.to_le_bytes()[..self.width]);
+        }
+    }
+
+    /// The NumPy dtype this array is written as.
+    fn descr(&self) -> TypeStr {
+        let kind = match self.storage {
+            Storage::Raw => 'u',
+            Storage::Float => 'f',
+            Storage::Signed => 'i',
+        };
+        let order = if self.width == 1 { '|' } else { '<' };
+        format!("{order}{kind}{}", self.width).parse().expect("a valid dtype")
+    }
+}
+
+/// Bytes of one element of `f` stored raw: the format's width rounded up to whole bytes.
+fn container_bytes(f: Format) -> usize {
+    f.storage_bits().div_ceil(8) as usize
+}
+
+/// NumPy's name of a dtype, for messages.
+fn dtype_name(ty: &TypeStr) -> String {
+    let bits = ty.size_field() * 8;
+    match ty.type_char() {
+        TypeChar::Float => format!("float{bits}"),
+        TypeChar::Uint => format!("uint{bits}"),
+        TypeChar::Int => format!("int{bits}"),
+        TypeChar::RawData => format!("void{bits}"),
+        _ => ty.to_string(),
+    }
+}
+
+/// The format a typed float dtype is, where it is one.
+fn typed_format(ty: &TypeStr) -> Option<Format> {
+    match (ty.type_char(), ty.size_field()) {
+        (TypeChar::Float, 2) => Some(Format::F16),
+        (TypeChar::Float, 4) => Some(Format::F32),
+        (TypeChar::Float, 8) => Some(Format::F64),
+        _ => None,
+    }
+}
+
+/// How a member of dtype `ty` stores elements of `f`, or why it cannot.
+fn storage_of(ty: &TypeStr, f: Format) -> Result<Storage, String> {
+    let width = ty.size_field() as usize;
+    let raw_width = container_bytes(f);
+    let storage = match ty.type_char() {
+        TypeChar::Uint | TypeChar::RawData if width == raw_width => Storage::Raw,
+        TypeChar::Float if typed_format(ty) == Some(f) || (f == Format::Tf32 && width == 4) => Storage::Float,
+        TypeChar::Int if f.integer().is_some_and(|i| i.signed) && width == raw_width => Storage::Signed,
+        _ => {
+            let typed = match f {
+                Format::F16 => ", or float16",
+                Format::F32 | Format::Tf32 => ", or float32",
+                Format::F64 => ", or float64",
+                Format::S4 | Format::S8 => ", or int8 values",
+                Format::S32 => ", or int32 values",
+                _ => "",
+            };
+            return Err(format!("dtype {} does not hold {f} elements (raw bit patterns as uint{}{typed})", dtype_name(ty), 8 * raw_width));
+        }
+    };
+    Ok(storage)
+}
+
+/// A member as read: its dtype, shape and data bytes.
+struct Member {
+    ty: TypeStr,
+    shape: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+/// Read member `name` of an archive; `Ok(None)` when it is absent.
+fn read_member<R: Read + Seek>(npz: &mut NpzArchive<R>, name: &str) -> Result<Option<Member>, String> {
+    let Some(npy) = npz.by_name(name).map_err(|e| format!("not a .npy array: {e}"))? else { return Ok(None) };
+    let DType::Plain(ty) = npy.dtype() else { return Err("a structured dtype is not an array of numbers".into()) };
+    if npy.order() == npyz::Order::Fortran && npy.shape().len() > 1 {
+        return Err("Fortran-ordered array: save it C-contiguous (np.ascontiguousarray)".into());
+    }
+    if !matches!(ty.type_char(), TypeChar::Uint | TypeChar::Int | TypeChar::Float | TypeChar::RawData) {
+        return Err(format!("dtype {ty} is not numbers or bit patterns"));
+    }
+    if ty.endianness() == npyz::Endianness::Big && ty.size_field() > 1 {
+        return Err(format!("dtype {ty} is big-endian: save it little-endian (arr.astype(arr.dtype.newbyteorder('<')))"));
+    }
+    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    let size = shape
+        .iter()
+        .try_fold(ty.size_field() as usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| format!("shape {shape:?} is too large"))?;
+    let mut bytes = Vec::with_capacity(size.min(1 << 30));
+    npy.into_inner().read_to_end(&mut bytes).map_err(|e| format!("cannot read the data: {e}"))?;
+    if bytes.len() < size {
+        return Err(format!("data has {} bytes, shape {shape:?} of {} needs {size}", bytes.len(), dtype_name(&ty)));
+    }
+    bytes.truncate(size);
+    Ok(Some(Member { ty, shape, bytes }))
+}
+
+/// N tiles of one shape and formats, as arrays (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Batch {
+    pub a_fmt: Format,
+    pub b_fmt: Format,
+    /// Format of C and D.
+    pub c_fmt: Format,
+    pub tiles: usize,
+    pub m: usize,
+    pub n: usize,
+    /// The dense K (A has k/2 columns on sparse tiles).
+    pub k: usize,
+    /// The header's keys other than the formats (`"op"` among them), in order; written back.
+    pub header: Map<String, Value>,
+    /// Where the batch was read from, for messages.
+    file: Option<String>,
+    a: Array,
+    b: Array,
+    c: Array,
+    meta: Option<Array>,
+    d: Option<Array>,
+}
+
+impl Batch {
+    fn err(&self, member: Option<&str>, tile: Option<usize>, message: impl Into<String>) -> NpzError {
+        NpzError { file: self.file.clone(), member: member.map(str::to_string), tile, message: message.into() }
+    }
+
+    /// Read and check an npz file: members present, dtypes that hold their formats, shapes that
+    /// agree. Tiles are checked when converted ([`Batch::case`]).
+    pub fn read(path: &Path) -> Result<Batch, NpzError> {
+        let file = path.display().to_string();
+        let err = |member: Option<&str>, message: String| NpzError { file: Some(file.clone()), member: member.map(str::to_string), tile: None, message };
+        let f = std::fs::File::open(path).map_err(|e| err(None, format!("cannot open: {e}")))?;
+        let mut npz = NpzArchive::new(std::io::BufReader::new(f)).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
+        let mut member = |name: &str| read_member(&mut npz, name).map_err(|e| err(Some(name), e));
+        const HEADER: &str = "a 1-D uint8 array of JSON text: np.frombuffer(json.dumps(h).encode(), np.uint8)";
+        let header = member("header").map_err(|e| NpzError { message: format!("{}; the header is {HEADER}", e.message), ..e })?;
+        let (a, b, c, meta, d) = (member("a")?, member("b")?, member("c")?, member("meta")?, member("d")?);
+        let required = |m: Option<Member>, name: &str| {
+            m.ok_or_else(|| err(Some(name), "missing: an npz of tiles holds a, b, c and header (and meta for sparse tiles)".into()))
+        };
+        let (a, b, c) = (required(a, "a")?, required(b, "b")?, required(c, "c")?);
+
+        // The header, then each operand's format: the header's, else what a typed dtype says.
+        let mut header = match header {
+            None => Map::new(),
+            Some(h) => {
+                if h.shape.len() != 1 || !matches!(h.ty.type_char(), TypeChar::Uint | TypeChar::Int) || h.ty.size_field() != 1 {
+                    return Err(err(Some("header"), format!("is {} of shape {:?}, not {HEADER}", dtype_name(&h.ty), h.shape)));
+                }
+                match serde_json::from_slice(&h.bytes) {
+                    Ok(Value::Object(map)) => map,
+                    Ok(_) => return Err(err(Some("header"), "is not a JSON object".into())),
+                    Err(e) => return Err(err(Some("header"), format!("is not JSON: {e}"))),
+                }
+            }
+        };
+        let mut named = |key: &str| -> Result<Option<Format>, NpzError> {
+            match header.shift_remove(key) {
+                None => Ok(None),
+                Some(Value::String(s)) => s.parse().map(Some).map_err(|e: String| err(Some("header"), format!("{key}: {e}"))),
+                Some(v) => Err(err(Some("header"), format!("{key}: {v} is not a format name"))),
+            }
+        };
+        let (a_named, b_named, c_named) = (named("a_fmt")?, named("b_fmt")?, named("c_fmt")?);
+        let format = |named: Option<Format>, m: &Member, name: &str| {
+            named.or_else(|| typed_format(&m.ty)).ok_or_else(|| {
+                err(
+                    Some(name),
+                    format!(
+                        "dtype {} does not say which format its bit patterns are in: add a 'header' member, \
+                         np.frombuffer(json.dumps({{\"a_fmt\": ..., \"b_fmt\": ..., \"c_fmt\": ...}}).encode(), np.uint8)",
+                        dtype_name(&m.ty)
+                    ),
+                )
+            })
+        };
+        let a_fmt = format(a_named, &a, "a")?;
+        let b_fmt = format(b_named.or(a_named), &b, "b")?;
+        let c_fmt = format(c_named, &c, "c")?;
+
+        // Shapes: C gives N, m, n; B gives k; A and meta follow.
+        let three = |m: &Member, name: &str, dims: &str| {
+            if m.shape.len() == 3 {
+                Ok([m.shape[0], m.shape[1], m.shape[2]])
+            } else {
+                Err(err(Some(name), format!("shape {:?} is not {dims} (tiles first)", m.shape)))
+            }
+        };
+        let [tiles, rows, cols] = three(&c, "c", "N×m×n")?;
+        let [b_tiles, k, b_cols] = three(&b, "b", "N×k×n")?;
+        let [a_tiles, a_rows, a_cols] = three(&a, "a", "N×m×k")?;
+        if rows == 0 || cols == 0 || k == 0 {
+            return Err(err(Some(if k == 0 { "b" } else { "c" }), format!("tiles of {rows}x{cols}x{k} have a zero dimension")));
+        }
+        let tiles_of = |got: usize, name: &str| {
+            if got == tiles { Ok(()) } else { Err(err(Some(name), format!("has {got} tiles, 'c' has {tiles}"))) }
+        };
+        tiles_of(b_tiles, "b")?;
+        tiles_of(a_tiles, "a")?;
+        if b_cols != cols {
+            return Err(err(Some("b"), format!("tiles are {k}x{b_cols}, C's are {rows}x{cols}: B needs n = {cols} columns")));
+        }
+        let a_width = if meta.is_some() {
+            if k % 4 != 0 {
+                return Err(err(Some("meta"), format!("2:4 sparsity needs k a multiple of 4; B's tiles have k = {k} rows")));
+            }
+            k / 2
+        } else {
+            k
+        };
+        if (a_rows, a_cols) != (rows, a_width) {
+            let cols = if meta.is_some() { format!("k/2 = {a_width} kept values of k = {k} from 'b', as 'meta' is there") } else { format!("k = {k} from 'b'") };
+            return Err(err(Some("a"), format!("tiles are {a_rows}x{a_cols}, not {rows}x{a_width} (m = {rows} from 'c', {cols})")));
+        }
+        let array = |m: Member, f: Format, name: &str| -> Result<Array, NpzError> {
+            let storage = storage_of(&m.ty, f).map_err(|e| err(Some(name), e))?;
+            Ok(Array { storage, width: m.ty.size_field() as usize, shape: m.shape, bytes: m.bytes })
+        };
+        let meta = match meta {
+            None => None,
+            Some(m) => {
+                if !matches!(m.ty.type_char(), TypeChar::Uint | TypeChar::Int) || m.ty.size_field() != 1 {
+                    return Err(err(Some("meta"), format!("dtype {} is not uint8 (one index 0..3 per kept A value)", dtype_name(&m.ty))));
+                }
+                if m.shape != a.shape {
+                    return Err(err(Some("meta"), format!("shape {:?} is not A's {:?} (one index per kept value)", m.shape, a.shape)));
+                }
+                Some(Array { storage: Storage::Raw, width: 1, shape: m.shape, bytes: m.bytes })
+            }
+        };
+        let d = match d {
+            None => None,
+            Some(m) if m.shape == c.shape => Some(array(m, c_fmt, "d")?),
+            Some(m) => return Err(err(Some("d"), format!("shape {:?} is not C's {:?}", m.shape, c.shape))),
+        };
+        let mut extra = Map::new();
+        if let Some(op) = header.get("op") {
+            extra.insert("op".into(), op.clone());
+        }
+        header.shift_remove("op");
+        // Formats that mix, or an "op" the formats do not take, are the header's fault.
+        let mut probe = MmaCase::zeros(a_fmt, c_fmt, 1, 1, 1);
+        probe.b_fmt = b_fmt;
+        probe.extra = extra.clone();
+        probe.validate().map_err(|e| err(Some("header"), e.to_string()))?;
+        extra.extend(header);
+        Ok(Batch {
+            a_fmt,
+            b_fmt,
+            c_fmt,
+            tiles,
+            m: rows,
+            n: cols,
+            k,
+            header: extra,
+            file: Some(file.clone()),
+            a: array(a, a_fmt, "a")?,
+            b: array(b, b_fmt, "b")?,
+            c: array(c, c_fmt, "c")?,
+            meta,
+            d,
+        })
+    }
+
+    /// A batch of `cases` stored raw; they must share shape, formats, sparsity and `"op"`.
+    /// Other fields of the cases (recipes, seeds) have no place in an npz and are left out.
+    pub fn from_cases(cases: &[MmaCase]) -> Result<Batch, NpzError> {
+        let err = |tile: Option<usize>, message: String| NpzError { file: None, member: None, tile, message };
+        let first = cases.first().ok_or_else(|| err(None, "no tiles: an npz needs one to know its shape and formats".into()))?;
+        let kind = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs());
+        let describe = |c: &MmaCase| {
+            let sparse = if c.meta.is_some() { " sparse" } else { "" };
+            let xor = if c.xor_pairs() { " xor" } else { "" };
+            format!("{}x{}x{} {}/{} into {}{sparse}{xor}", c.m, c.n, c.k, c.a_fmt, c.b_fmt, c.c_fmt)
+        };
+        if let Some(i) = cases.iter().position(|c| kind(c) != kind(first)) {
+            return Err(err(
+                Some(i),
+                format!("is {}, the first is {}: an npz holds tiles of one shape and formats", describe(&cases[i]), describe(first)),
+            ));
+        }
+        let (tiles, m, n, k) = (cases.len(), first.m, first.n, first.k);
+        let a_cols = if first.meta.is_some() { k / 2 } else { k };
+        let fill = |f: Format, shape: [usize; 3], part: &(dyn Fn(&MmaCase) -> &[u64] + Sync)| {
+            let mut arr = Array::raw(f, shape.to_vec());
+            let size = arr.per_tile() * arr.width;
+            let mut bytes = std::mem::take(&mut arr.bytes);
+            bytes.par_chunks_mut(size.max(1)).zip(cases).for_each(|(out, c)| arr.encode(out, part(c), f));
+            arr.bytes = bytes;
+            arr
+        };
+        let meta = first.meta.as_ref().map(|_| {
+            let mut arr = Array::raw(Format::U8, vec![tiles, m, a_cols]);
+            arr.bytes = cases.iter().flat_map(|c| c.meta.as_deref().unwrap_or_default().iter().copied()).collect();
+            arr
+        });
+        let mut header = Map::new();
+        if first.xor_pairs() {
+            header.insert("op".into(), "xor".into());
+        }
+        Ok(Batch {
+            a_fmt: first.a_fmt,
+            b_fmt: first.b_fmt,
+            c_fmt: first.c_fmt,
+            tiles,
+            m,
+            n,
+            k,
+            header,
+            file: None,
+            a: fill(first.a_fmt, [tiles, m, a_cols], &|c| &c.a),
+            b: fill(first.b_fmt, [tiles, k, n], &|c| &c.b),
+            c: fill(first.c_fmt, [tiles, m, n], &|c| &c.c),
+            meta,
+            d: None,
+        })
+    }
+
+    /// Tile `tile` as a case, checked as a JSONL line is ([`MmaCase::validate`]); the error
+    /// names the member and the tile.
+    pub fn case(&self, tile: usize) -> Result<MmaCase, NpzError> {
+        let bits = |arr: &Array, f: Format, name: &str| arr.tile_bits(tile, f).map_err(|e| self.err(Some(name), Some(tile), e));
+        let mut extra = Map::new();
+        if let Some(op) = self.header.get("op") {
+            extra.insert("op".into(), op.clone());
+        }
+        let case = MmaCase {
+            a_fmt: self.a_fmt,
+            b_fmt: self.b_fmt,
+            c_fmt: self.c_fmt,
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            a: bits(&self.a, self.a_fmt, "a")?,
+            b: bits(&self.b, self.b_fmt, "b")?,
+            c: bits(&self.c, self.c_fmt, "c")?,
+            meta: self.meta.as_ref().map(|m| m.tile_bytes(tile).to_vec()),
+            extra,
+        };
+        case.validate().map_err(|FieldError { field, message }| {
+            let member = if ["a", "b", "c", "meta"].contains(&field.as_str()) { field } else { "header".into() };
+            self.err(Some(&member), Some(tile), message)
+        })?;
+        Ok(case)
+    }
+
+    /// Tiles `range` as cases, converted in parallel; the error is the first bad tile's.
+    pub fn cases_in(&self, range: Range<usize>) -> Result<Vec<MmaCase>, NpzError> {
+        let cases: Vec<Result<MmaCase, NpzError>> = range.into_par_iter().map(|i| self.case(i)).collect();
+        cases.into_iter().collect()
+    }
+
+    /// Every tile as a case.
+    pub fn cases(&self) -> Result<Vec<MmaCase>, NpzError> {
+        self.cases_in(0..self.tiles)
+    }
+
+    /// Set the results of tiles `first..first + ds.len()` (each m×n in C's format). D is
+    /// stored as C is: typed if C is typed, raw otherwise.
+    pub fn set_d(&mut self, first: usize, ds: &[impl AsRef<[u64]> + Sync]) {
+        let c = &self.c;
+        let d = self.d.get_or_insert_with(|| Array { bytes: vec![0; c.bytes.len()], ..c.clone() });
+        if d.storage != c.storage || d.width != c.width {
+            *d = Array { bytes: vec![0; c.bytes.len()], ..c.clone() };
+        }
+        let size = d.per_tile() * d.width;
+        let f = self.c_fmt;
+        let mut bytes = std::mem::take(&mut d.bytes);
+        bytes[first * size..(first + ds.len()) * size].par_chunks_mut(size.max(1)).zip(ds).for_each(|(out, bits)| d.encode(out, bits.as_ref(), f));
+        d.bytes = bytes;
+    }
+
+    /// The result D of tile `tile`, where the batch has one.
+    pub fn d(&self, tile: usize) -> Result<Option<Vec<u64>>, NpzError> {
+        let Some(d) = &self.d else { return Ok(None) };
+        d.tile_bits(tile, self.c_fmt).map(Some).map_err(|e| self.err(Some("d"), Some(tile), e))
+    }
+
+    /// The header as written: the formats, then the other keys.
+    fn header_json(&self) -> Map<String, Value> {
+        let mut h = Map::new();
+        h.insert("a_fmt".into(), self.a_fmt.name().into());
+        h.insert("b_fmt".into(), self.b_fmt.name().into());
+        h.insert("c_fmt".into(), self.c_fmt.name().into());
+        h.extend(self.header.iter().map(|(k, v)| (k.clone(), v.clone())));
+        h
+    }
+
+    /// Write the batch (and D, where set) to `path` as an npz, atomically: written beside it
+    /// and renamed into place when complete. Members are stored uncompressed, as `np.savez` does.
+    pub fn write(&self, path: &Path) -> Result<(), NpzError> {
+        let header = serde_json::to_vec(&self.header_json()).expect("a JSON map serialises");
+        let header = Array { storage: Storage::Raw, width: 1, shape: vec![header.len()], bytes: header };
+        let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("d", self.d.as_ref()), ("header", Some(&header))];
+        crate::store::replace_with(path, |file| {
+            let mut npz = NpzWriter::new(std::io::BufWriter::new(file));
+            for (name, arr) in members {
+                let Some(arr) = arr else { continue };
+                let options = npyz::zip::write::FileOptions::default()
+                    .compression_method(npyz::zip::CompressionMethod::Stored)
+                    // A fixed date: the same batch gives the same bytes.
+                    .last_modified_time(npyz::zip::DateTime::default())
+                    .large_file(arr.bytes.len() as u64 + 4096 >= u32::MAX as u64);
+                let shape: Vec<u64> = arr.shape.iter().map(|&d| d as u64).collect();
+                let w = npz.array::<u8>(name, options)?.dtype(DType::Plain(arr.descr())).shape(&shape).write_header_only()?;
+                w.write_all(&arr.bytes)?;
+            }
+            npz.zip_writer().finish()?.flush()
+        })
+        .map_err(|e| NpzError { file: Some(path.display().to_string()), member: None, tile: None, message: format!("cannot write: {e}") })
+    }
+}
+
+/// Every tile of an npz file as a case, checked.
+pub fn read_cases(path: &Path) -> Result<Vec<MmaCase>, NpzError> {
+    Batch::read(path)?.cases()
+}
+
+/// Every tile of an npz file of results as a case and its D (an error when it has no `d`).
+pub fn read_results(path: &Path) -> Result<Vec<(MmaCase, Vec<u64>)>, NpzError> {
+    let batch = Batch::read(path)?;
+    if batch.d.is_none() {
+        return Err(batch.err(Some("d"), None, "missing: not a file of results"));
+    }
+    let cases = batch.cases()?;
+    cases.into_iter().enumerate().map(|(i, c)| Ok((c, batch.d(i)?.expect("d is there")))).collect()
+}
+
+/// Write cases as an npz of raw bit patterns (see [`Batch::from_cases`]).
+pub fn write_cases(path: &Path, cases: &[MmaCase]) -> Result<(), NpzError> {
+    with_file(Batch::from_cases(cases), path)?.write(path)
+}
+
+/// Write cases and their results `d` (one m×n per case) as an npz of raw bit patterns.
+pub fn write_results(path: &Path, cases: &[MmaCase], d: &[Vec<u64>]) -> Result<(), NpzError> {
+    assert_eq!(cases.len(), d.len(), "one result per case");
+    let mut batch = with_file(Batch::from_cases(cases), path)?;
+    batch.set_d(0, d);
+    batch.write(path)
+}
+
+/// An error about cases bound for `path` names that file.
+fn with_file(r: Result<Batch, NpzError>, path: &Path) -> Result<Batch, NpzError> {
+    r.map_err(|e| NpzError { file: Some(path.display().to_string()), ..e })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each container width and storage decodes and encodes the same bit patterns; signed
+    /// storage sign-extends narrow integers and refuses values outside the format.
+    #[test]
+    fn arrays_keep_bit_patterns_in_every_storage() {
+        for (f, storage, width) in [
+            (Format::F16, Storage::Raw, 2),
+            (Format::F16, Storage::Float, 2),
+            (Format::Tf32, Storage::Float, 4),
+            (Format::F64, Storage::Raw, 8),
+            (Format::E4m3, Storage::Raw, 1),
+            (Format::S32, Storage::Signed, 4),
+            (Format::S4, Storage::Signed, 1),
+        ] {
+            let bits: Vec<u64> = (0..6u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & f.mask()).collect();
+            let mut arr = Array { storage, width, shape: vec![1, 2, 3], bytes: vec![0; 6 * width] };
+            let mut bytes = std::mem::take(&mut arr.bytes);
+            arr.encode(&mut bytes, &bits, f);
+            arr.bytes = bytes;
+            assert_eq!(arr.tile_bits(0, f).unwrap(), bits, "{f} {storage:?}");
+        }
+        let s4 = Array { storage: Storage::Signed, width: 1, shape: vec![1, 1, 2], bytes: vec![0xff, 0x08] };
+        let e = s4.tile_bits(0, Format::S4).unwrap_err();
+        assert!(e.contains("element 1 is 8, outside s4's range -8..=7"), "{e}");
+        let mut ok = s4.clone();
+        ok.bytes = vec![0xff, 0xf8];
+        assert_eq!(ok.tile_bits(0, Format::S4).unwrap(), vec![0xf, 0x8], "-1 and -8");
+    }
+
+    #[test]
+    fn dtypes_hold_formats_only_where_they_fit() {
+        let ty = |s: &str| s.parse::<TypeStr>().unwrap();
+        assert_eq!(storage_of(&ty("<u2"), Format::Bf16), Ok(Storage::Raw));
+        assert_eq!(storage_of(&ty("|V2"), Format::Bf16), Ok(Storage::Raw));
+        assert_eq!(storage_of(&ty("<f4"), Format::Tf32), Ok(Storage::Float));
+        assert_eq!(storage_of(&ty("|i1"), Format::S4), Ok(Storage::Signed));
+        assert_eq!(storage_of(&ty("|u1"), Format::B1), Ok(Storage::Raw));
+        let e = storage_of(&ty("<f2"), Format::Bf16).unwrap_err();
+        assert_eq!(e, "dtype float16 does not hold bf16 elements (raw bit patterns as uint16)");
+        assert!(storage_of(&ty("<f4"), Format::F16).unwrap_err().contains("or float16"));
+        assert!(storage_of(&ty("<u4"), Format::F16).is_err());
+        assert!(storage_of(&ty("|i1"), Format::U8).is_err(), "unsigned formats are raw");
+    }
+}
