@@ -6,7 +6,7 @@
 #                                                     features sampled (default) and on every tile
 #   bash scripts/gpu-speed.sh plant SECS SEED PLANT PATH
 #                                                     a planted model, CPU engine: found, minimised
-#   bash scripts/gpu-speed.sh mmasim TILES MMASIM_TILES
+#   bash scripts/gpu-speed.sh mmasim TILES MMASIM_TILES PATH...
 #                                                     emulate from .npz on one core against MMA-Sim
 #                                                     (scripts/bench-mmasim.py; wheel in .gpu/)
 set -uo pipefail
@@ -23,7 +23,7 @@ case "$1" in
     taskset -c 0 "$bin" bench --paths sm90 --seconds "$2" 2>/dev/null | tee "$out/bench-paths.txt" ;;
   hunt)
     for p in $paths; do
-      for every in 16 1; do
+      for every in ${FEATURES_EVERY:-16 1}; do
         echo "== $p, features of one tile in $every"
         "$bin" hunt --path "$p" --engine cpu --time "$2s" --seed "$3" --features-every "$every" --findings "$out/findings" 2>&1 | grep -E "^(this run|divergent)"
       done
@@ -34,5 +34,7 @@ case "$1" in
       case "$f" in *state.json) ;; *) python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['class'], '|', d['summary']); print('  A:', d['a']['value'], ' B:', d['b']['value'])" "$f" ;; esac
     done ;;
   mmasim)
-    python3 scripts/bench-mmasim.py --binary "$bin" --wheel .gpu/mmasim-2.1.1-py3-none-any.whl --tiles "$2" --mmasim-tiles "$3" --work "$out/mmasim" ;;
+    tiles=$2 mmasim_tiles=$3
+    shift 3
+    python3 scripts/bench-mmasim.py "$bin" --wheel .gpu/mmasim-2.1.1-py3-none-any.whl --tiles "$tiles" --mmasim-tiles "$mmasim_tiles" --path "$@" ;;
 esac

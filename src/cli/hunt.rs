@@ -301,6 +301,10 @@ fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: 
         s.tiles,
         s.elapsed_s
     );
+    let phases = hunt.phases.summary();
+    if !phases.is_empty() {
+        println!("where the time went: {phases}");
+    }
     println!("divergent: {} tiles, {} elements", s.divergent_tiles, s.divergent_elements);
     if s.engine.is_some() {
         println!("GPU engine: tiles made, run, modelled and compared on the GPU; {} disagreements with the CPU's re-run of both sides", s.engine_disagreements);

@@ -96,6 +96,46 @@ pub struct Hunt<'s> {
     pub problems: Vec<String>,
     /// A guided hunt's population.
     pub population: Option<guided::Population>,
+    /// Where this run's wall time went, phase by phase (see [`Phases`]).
+    pub phases: Phases,
+}
+
+/// Wall time of an unguided or guided hunt's batch loop by phase, in seconds: both sides run
+/// at once with the next batch's generation (`sides`; inside it, each side alone), then the
+/// feature map, the comparison (with classification and minimising), the exact sample and the
+/// state file. What a user reads to see what bounds a hunt.
+#[derive(Clone, Debug, Default)]
+pub struct Phases {
+    pub sides: f64,
+    pub side_a: f64,
+    pub side_b: f64,
+    pub next_batch: f64,
+    pub features: f64,
+    pub compare: f64,
+    pub exact: f64,
+    pub state: f64,
+}
+
+impl Phases {
+    /// One line: each phase's share of the loop's time, and each side's own time.
+    pub fn summary(&self) -> String {
+        let total = self.sides + self.features + self.compare + self.exact + self.state;
+        if total <= 0.0 {
+            return String::new();
+        }
+        let pct = |x: f64| 100.0 * x / total;
+        format!(
+            "sides and next batch {:.0}% (side A {:.0}%, side B {:.0}%, generating {:.0}%, at once), features {:.0}%, comparison {:.0}%, exact sample {:.0}%, state file {:.0}%",
+            pct(self.sides),
+            pct(self.side_a),
+            pct(self.side_b),
+            pct(self.next_batch),
+            pct(self.features),
+            pct(self.compare),
+            pct(self.exact),
+            pct(self.state)
+        )
+    }
 }
 
 impl<'s> Hunt<'s> {
@@ -129,7 +169,7 @@ impl<'s> Hunt<'s> {
             }
             None => None,
         };
-        Ok(Hunt { cfg, a, b, state, problems, population })
+        Ok(Hunt { cfg, a, b, state, problems, population, phases: Phases::default() })
     }
 
     fn state_file(&self) -> PathBuf {
@@ -168,16 +208,32 @@ impl<'s> Hunt<'s> {
             let n_next = size(self.state.tiles + n);
             let (next_from, unguided) = (self.state.next_tile, self.population.is_none());
             // Both sides run while the next unguided batch is generated.
-            let ((da, db), next) = rayon::join(
-                || rayon::join(|| self.a.execute(&tiles), || self.b.execute(&tiles)),
-                || (unguided && n_next > 0).then(|| make(next_from, n_next)),
+            let timed = |f: &dyn Fn() -> Result<Vec<Vec<u64>>, SideError>| {
+                let t = Instant::now();
+                (f(), t.elapsed().as_secs_f64())
+            };
+            let t = Instant::now();
+            let (((da, ta), (db, tb)), (next, tn)) = rayon::join(
+                || rayon::join(|| timed(&|| self.a.execute(&tiles)), || timed(&|| self.b.execute(&tiles))),
+                || {
+                    let t = Instant::now();
+                    ((unguided && n_next > 0).then(|| make(next_from, n_next)), t.elapsed().as_secs_f64())
+                },
             );
+            let p = &mut self.phases;
+            (p.sides, p.side_a, p.side_b, p.next_batch) = (p.sides + t.elapsed().as_secs_f64(), p.side_a + ta, p.side_b + tb, p.next_batch + tn);
             prefetched = next;
             let (da, db) = (da?, db?);
             let first = self.state.tiles;
+            let t = Instant::now();
             self.observe_features(arithmetic.as_ref(), &tiles, &db, first, self.cfg.features_every)?;
+            self.phases.features += t.elapsed().as_secs_f64();
+            let t = Instant::now();
             let divergent = self.compare_batch(&tiles, &da, &db, stop, &mut progress)?;
+            self.phases.compare += t.elapsed().as_secs_f64();
+            let t = Instant::now();
             self.check_against_exact(&tiles, &da, &db, first)?;
+            self.phases.exact += t.elapsed().as_secs_f64();
             self.state.tiles += n;
             self.state.dot_products += n * (path.m * path.n) as u64;
             self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
@@ -187,7 +243,9 @@ impl<'s> Hunt<'s> {
             if let (Some(t), None) = (divergent, self.state.first_divergence) {
                 self.state.first_divergence = Some(shard.global(first + t as u64));
             }
+            let t = Instant::now();
             self.save()?;
+            self.phases.state += t.elapsed().as_secs_f64();
             progress(&self.state);
             if divergent.is_some() && self.cfg.stop_at_first {
                 break;
