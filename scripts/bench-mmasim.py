@@ -139,6 +139,24 @@ def run_mmasim(torch, nv_ptx, arch, path, tiles_npz, count, batch, repeat):
     return bits(d), seconds
 
 
+def time_per_tile_calls(torch, nv_ptx, arch, path, tiles_npz, count):
+    """Seconds for MMA-Sim's own per-tile API, `op(A, B, C)` once per tile, on `count` tiles."""
+    z = np.load(tiles_npz)
+    header = json.loads(bytes(z["header"]))
+    kind, shape_and_type = path.split(".", 1)
+    op = {"mma": nv_ptx.MMA, "wgmma": nv_ptx.WGMMA}[kind](arch, shape_and_type)
+    tensors = []
+    for member, fmt in (("a", header["a_fmt"]), ("b", header["b_fmt"]), ("c", header["c_fmt"])):
+        name, width = FORMATS[fmt]
+        raw = np.ascontiguousarray(z[member][:count]).view(SIGNED[width])
+        tensors.append(torch.from_numpy(raw).view(getattr(torch, name)))
+    A, B, C = tensors
+    start = time.perf_counter()
+    for i in range(count):
+        op(A[i], B[i], C[i])
+    return time.perf_counter() - start
+
+
 def compare(ours, theirs):
     """(elements equal, of which NaN vs NaN with other bits, elements)."""
     floats = FLOAT[ours.dtype.itemsize]
@@ -161,12 +179,14 @@ def main():
     p.add_argument("--repeat", type=int, default=3, help="runs timed on each side; the best counts")
     p.add_argument("--wheel", default="/tmp/mmasim/mmasim-2.1.1-py3-none-any.whl")
     p.add_argument("--mmafuzz-only", action="store_true", help="time mmafuzz alone (no torch needed)")
+    p.add_argument("--per-tile", type=int, default=0, metavar="M",
+                   help="also time MMA-Sim's per-tile API (op(A, B, C) for one tile) on M tiles, scaled to --tiles")
     args = p.parse_args()
     sim_tiles = min(args.mmasim_tiles or args.tiles, args.tiles)
 
     if not args.mmafuzz_only:
         torch, nv_ptx = load_mmasim(args.wheel, need_fma=any(".f64." in path for path in args.path))
-    rows, scaled = [], False
+    rows, scaled, per_tile = [], False, []
     with tempfile.TemporaryDirectory() as work_dir:
         for path in args.path:
             model = args.model or f"sm90:{path}"
@@ -180,6 +200,10 @@ def main():
             scaled |= sim_tiles < args.tiles
             theirs_s *= args.tiles / sim_tiles
             rows.append((path, args.tiles, ours_s, theirs_s, theirs_s / ours_s, f"{equal}/{total}{nan_note}"))
+            if args.per_tile:
+                calls = min(args.per_tile, args.tiles)
+                per_tile_s = time_per_tile_calls(torch, nv_ptx, args.arch, path, tiles_npz, calls) * args.tiles / calls
+                per_tile.append((path, per_tile_s, per_tile_s / ours_s))
 
     star = "*" if scaled else ""
     print(f"{'path':<36} {'tiles':>7} {'mmafuzz s':>10} {'MMA-Sim s' + star:>11} {'ratio':>8}  elements equal")
@@ -191,6 +215,9 @@ def main():
         print(f"* MMA-Sim timed on the first {sim_tiles} tiles and scaled to {args.tiles}; equality over those {sim_tiles}")
     print("one core each: mmafuzz as a whole process (RAYON_NUM_THREADS=1), MMA-Sim its calls alone "
           f"(torch.set_num_threads(1)); best of {args.repeat}; ratio = MMA-Sim s / mmafuzz s")
+    for path, seconds, ratio in per_tile:
+        print(f"MMA-Sim's per-tile API on {path}: {seconds:.3f} s for {args.tiles} tiles "
+              f"(timed on {min(args.per_tile, args.tiles)}, once), {ratio:.1f}x mmafuzz's time")
 
 
 if __name__ == "__main__":

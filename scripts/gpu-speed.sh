@@ -36,5 +36,5 @@ case "$1" in
   mmasim)
     tiles=$2 mmasim_tiles=$3
     shift 3
-    python3 scripts/bench-mmasim.py "$bin" --wheel .gpu/mmasim-2.1.1-py3-none-any.whl --tiles "$tiles" --mmasim-tiles "$mmasim_tiles" --path "$@" ;;
+    python3 scripts/bench-mmasim.py "$bin" --wheel .gpu/mmasim-2.1.1-py3-none-any.whl --tiles "$tiles" --mmasim-tiles "$mmasim_tiles" ${PER_TILE:+--per-tile "$PER_TILE"} --path "$@" ;;
 esac
