@@ -888,10 +888,19 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
     let mut d = vec![0u64; m * n];
     kernel(&FloatTile { a: &a, b: &b, fa: &fa, fb: &fb, c_floor, c: &c, m, n, k: half, block_width, reverse, w: &window, b_row_stride: chunks * half }, &mut d);
     let direct = acc_fmt == case.c_fmt && ar.output.subnormals == Subnormals::Keep && ar.blocks.c != CPlacement::After;
+    let cpu_after = cpu_c_after(ar, case, acc_fmt);
     for i in 0..m {
         let row = &mut d[i * n..(i + 1) * n];
-        if direct && !row.contains(&GENERAL) {
-            continue;
+        if !row.contains(&GENERAL) {
+            if direct {
+                continue;
+            }
+            if let Some(nan) = cpu_after {
+                for (j, x) in row.iter_mut().enumerate() {
+                    *x = c_after_on_cpu(acc_fmt, case.c[i * n + j], *x, nan);
+                }
+                continue;
+            }
         }
         let dense = case.dense_row(i).expect("sparse");
         let mut run = TileRun::new(ar, &dense)?;
