@@ -1,11 +1,14 @@
 //! The emulator's fast path: eight elements of one row of D at once, one per lane, in 64-bit
 //! integer lanes that the compiler vectorises (AVX2 / AVX-512 chosen at run time).
 //!
-//! It covers the arithmetic of every published tensor-core hypothesis — exact narrow products
-//! (< 2^48), C fused into each block, a truncating/flooring/sticky window that fits 62 bits —
-//! for finite inputs. Whatever it cannot settle (NaN/Inf, an exactly-zero block sum whose sign
-//! needs the zero rules, an overflow) it marks, and the general path in `emulator.rs`, which is
-//! the specification, recomputes that element.
+//! It covers the arithmetic of every published tensor-core hypothesis and of the measured sm90
+//! models — exact narrow products (< 2^48), C fused into each block or added after the chain,
+//! a truncating/flooring/sticky window that fits 62 bits, block sums narrowed to fewer bits.
+//! Its float form also carries NaN, infinities and sums past the range as IEEE says (the f64
+//! sum of a block's exact terms is NaN or infinite exactly where theirs is). Whatever a kernel
+//! cannot settle (a NaN whose payload the model passes on, a zero of zero terms whose sign
+//! needs the zero rules, anything non-finite in the integer form) it marks, and the general
+//! path in `emulator.rs`, which is the specification, recomputes that element.
 
 use crate::format::{Format, Overflow, Rounding};
 
@@ -342,7 +345,8 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
             & ((w.unbounded as u64 & (low | overflow) & nonzero & (special ^ 1)) ^ 1)
             & (s.finite[l] | special);
         // A zero sum of nonzero terms has a fixed sign; a block of zeros only needs their signs
-        // if it is the last one (the general path has them), unless D's zeros are all +0.
+        // if it is the last one (the general path has them), and then only where
+        // `zero_needs_rule` says so.
         zero[l] = (nonzero ^ 1) & (s.any[l] ^ 1) & w.zero_needs_rule as u64;
         let neg = if nonzero == 1 { neg } else { w.cancel_to_minus_zero as u64 };
         let biased = if subnormal == 1 { 0 } else { (q + f.p - 1 + f.bias) as u64 };
