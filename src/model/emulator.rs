@@ -778,15 +778,11 @@ impl<'a> TileRun<'a> {
         let o = &self.ar.output;
         let bits = match run.class {
             Class::Nan => {
-                return match self.ar.specials.nan {
-                    NanOutput::Canonical => out.nan_bits(false, 0),
-                    NanOutput::AllOnes => out.nan_bits(false, u64::MAX),
-                    NanOutput::Propagate => {
-                        let (from, to) = (self.acc_fmt.precision() as i32 - 1, out.precision() as i32 - 1);
-                        let payload = if to >= from { run.sig << (to - from) } else { run.sig >> (from - to) };
-                        out.nan_bits(run.neg, payload)
-                    }
-                }
+                return fixed_nan(self.ar.specials.nan, out).unwrap_or_else(|| {
+                    let (from, to) = (self.acc_fmt.precision() as i32 - 1, out.precision() as i32 - 1);
+                    let payload = if to >= from { run.sig << (to - from) } else { run.sig >> (from - to) };
+                    out.nan_bits(run.neg, payload)
+                })
             }
             Class::Inf => out.inf_bits(run.neg),
             Class::Zero => out.zero_bits(run.neg),
@@ -918,11 +914,7 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
 /// format, f32 or f16, that gives D as it is (nothing flushed or narrowed, NaN not passed on):
 /// then `finish_lane` adds on the CPU, and this is the pattern of a NaN result.
 fn cpu_c_after(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> Option<u64> {
-    let nan = match ar.specials.nan {
-        NanOutput::Canonical => case.c_fmt.nan_bits(false, 0),
-        NanOutput::AllOnes => case.c_fmt.nan_bits(false, u64::MAX),
-        NanOutput::Propagate => return None,
-    };
+    let nan = fixed_nan(ar.specials.nan, case.c_fmt)?;
     let applies = ar.blocks.c == CPlacement::After
         && ar.blocks.separate_rounding == Rounding::Rne
         && matches!(acc_fmt, Format::F32 | Format::F16)
@@ -935,6 +927,16 @@ fn cpu_c_after(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> Option<u64> 
         && ar.output.subnormals == Subnormals::Keep
         && matches!(ar.specials.zero_sign, ZeroSign::Ieee | ZeroSign::Unsigned);
     applies.then_some(nan)
+}
+
+/// The bits every NaN is written as in `f` under the model's NaN rule, or `None` where the rule
+/// passes payloads on (what `Emulator::output` writes for a NaN).
+fn fixed_nan(rule: NanOutput, f: Format) -> Option<u64> {
+    match rule {
+        NanOutput::Canonical => Some(f.nan_bits(false, 0)),
+        NanOutput::AllOnes => Some(f.nan_bits(false, u64::MAX)),
+        NanOutput::Propagate => None,
+    }
 }
 
 /// `c + chain` in `f` (f32 or f16) by one IEEE addition rounded to nearest, what the general
@@ -1109,11 +1111,7 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
             rounding: ar.accumulator.rounding,
             cancel_to_minus_zero: ar.accumulator.rounding == Rounding::Rd && ar.specials.zero_sign == ZeroSign::Ieee,
             overflow: ar.accumulator.overflow,
-            nan_bits: match ar.specials.nan {
-                NanOutput::Canonical => Some(acc_fmt.nan_bits(false, 0)),
-                NanOutput::AllOnes => Some(acc_fmt.nan_bits(false, u64::MAX)),
-                NanOutput::Propagate => None,
-            },
+            nan_bits: fixed_nan(ar.specials.nan, acc_fmt),
             zero_needs_rule: ar.specials.zero_sign == ZeroSign::Ieee && !(ar.blocks.c == CPlacement::After && ar.accumulator.rounding != Rounding::Rd),
             narrow_to: ar.accumulator.precision.filter(|&q| q < acc_fmt.precision()).map_or(64, |q| q as i64),
         },
