@@ -156,3 +156,32 @@ fn refinement_schemes_match_the_gpu() {
         assert!(e(Scheme::F32) < e(Scheme::F16) / 50.0, "N={n}");
     }
 }
+
+/// `mmafuzz library export` writes the corpus's records in plain form (D's bits as hex) that
+/// replay exactly as the compact lines do: here DGEMM's split-K family of algorithm 22.
+#[test]
+fn exported_records_are_plain_and_replay_the_same() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library");
+    let file = dir.join("cublas.gemm.f64.f64.f64.f64.jsonl.gz");
+    let family = "algo 22 split-K (ComputeType)";
+    let out = tempfile::NamedTempFile::with_suffix(".jsonl").unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
+        .args(["library", "export", file.to_str().unwrap(), "--family", family, "--out", out.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let plain = std::fs::read_to_string(out.path()).unwrap();
+    for line in plain.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v.get("d_steps").is_none() && v["d"].as_array().is_some_and(|d| !d.is_empty()), "not plain: {line:.200}");
+    }
+    let tally = |text: &str| {
+        let mut summary = Summary::new();
+        replay_text(text, &mut BTreeMap::new(), None, &mut summary, |_, _| {}).unwrap();
+        summary.into_iter().find(|((_, f), _)| f == family).map(|(_, t)| t).unwrap()
+    };
+    let compact = String::from_utf8(mmafuzz::store::read_text(&file).unwrap()).unwrap();
+    let (from_plain, from_compact) = (tally(&plain), tally(&compact));
+    assert_eq!(from_plain, from_compact);
+    assert!(from_plain.gemms >= 88 && from_plain.exact == from_plain.gemms, "{from_plain:?}");
+}

@@ -37,6 +37,23 @@ pub enum LibraryCommand {
         #[arg(long, default_value_t = 256)]
         max_elements: usize,
     },
+    /// Write recorded GEMMs in their plain form (D's bits as hex, not steps from the codec's
+    /// reference), optionally only one path's or one kernel family's: for reading the corpus
+    /// with other tools (NumPy regenerates the operands: scripts/torch-lib.py's gen_bits).
+    Export {
+        #[arg(required = true)]
+        records: Vec<PathBuf>,
+        /// Only records of this path (e.g. cublas.gemm.f32.f32.f32.f32).
+        #[arg(long)]
+        path: Option<String>,
+        /// Only records of this kernel family, as `replay` names them ("algo 13",
+        /// "algo 22 split-K (ComputeType)").
+        #[arg(long)]
+        family: Option<String>,
+        /// Output JSONL ("-" = standard output); written atomically.
+        #[arg(long, default_value = "-")]
+        out: PathBuf,
+    },
     /// Replay recorded library GEMMs (JSONL, .gz allowed) under their models: per path and
     /// kernel family, the elements reproduced bit for bit.
     Replay {
@@ -110,6 +127,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::Replay { records, model, table, verbose, by_shape, write_ratchet } => {
             replay(&records, model.as_deref(), table.as_deref(), verbose, by_shape, write_ratchet.as_deref())
         }
+        LibraryCommand::Export { records, path, family, out } => export(&records, path.as_deref(), family.as_deref(), &out),
         LibraryCommand::Scheme { records, no_errors } => scheme(&records, !no_errors),
         LibraryCommand::Learn { configs, tables } => learn(&configs, &tables),
         LibraryCommand::Coverage { records, steer, out, seed, max_mnk } => coverage(&records, steer, out.as_deref(), seed, max_mnk),
@@ -199,6 +217,40 @@ pub fn print_summary(summary: &Summary) {
 }
 
 /// A record file's text (gunzipped for .gz; - for stdin).
+fn export(files: &[PathBuf], path: Option<&str>, family: Option<&str>, out: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
+    let mut text = String::new();
+    let mut count = 0usize;
+    for file in files {
+        for (no, line) in read_records(file)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let at = || format!("{} line {}", file.display(), no + 1);
+            let rec = GemmRecord::parse(line).with_context(at)?;
+            if path.is_some_and(|p| p != rec.path) {
+                continue;
+            }
+            if let Some(want) = family {
+                if GemmRecord::family(rec.kernel_config().with_context(at)?.as_ref()) != want {
+                    continue;
+                }
+            }
+            let name = format!("sm90:{}", rec.path);
+            if !models.contains_key(&name) {
+                models.insert(name.clone(), LibraryModel::load(&name, None)?);
+            }
+            text.push_str(&serde_json::to_string(&rec.plain(&models[&name]).with_context(at)?)?);
+            text.push('\n');
+            count += 1;
+        }
+    }
+    if out == std::path::Path::new("-") {
+        print!("{text}");
+    } else {
+        mmafuzz::store::write_atomically(out, text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;
+        eprintln!("{count} GEMM record(s) written to {}", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn read_records(file: &std::path::Path) -> anyhow::Result<String> {
     if file == std::path::Path::new("-") {
         let mut s = String::new();

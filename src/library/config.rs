@@ -128,6 +128,12 @@ impl KernelConfig {
         (tm > 0 && tn > 0).then(|| n.div_ceil(tm) * m.div_ceil(tn))
     }
 
+    /// The logged `customOption` (0 where the log names none): a variant of the algorithm
+    /// that may order its arithmetic differently.
+    pub fn custom_option(&self) -> u32 {
+        self.other.get("customOption").and_then(|v| v.parse().ok()).unwrap_or(0)
+    }
+
     /// The K depth of one pipeline stage, if the configuration names one.
     pub fn stage_k(&self) -> Option<usize> {
         self.stages.as_deref()?.split('x').next()?.parse().ok()

@@ -203,6 +203,16 @@ impl GemmRecord {
         Ok(out)
     }
 
+    /// The plain form: D's bits as hex at the recorded indices (`d`), no `d_steps`; what a GPU
+    /// script writes, readable without the codec.
+    pub fn plain(&self, model: &LibraryModel) -> Result<GemmRecord, RecordError> {
+        let f = model.rules.output;
+        let mut out = self.clone();
+        out.d = self.elements(model)?.into_iter().map(|(_, bits)| hex(bits, f)).collect();
+        out.d_steps = None;
+        Ok(out)
+    }
+
     /// The kernel family this record's configuration belongs to, as reports group them:
     /// `algo 66`, `algo 24 split-K (OutputType)`, or `no config`.
     pub fn family(config: Option<&KernelConfig>) -> String {

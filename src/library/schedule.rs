@@ -141,6 +141,20 @@ pub struct SliceRule {
     /// s + splits, s + 2·splits, ...) instead of cut into contiguous slices.
     #[serde(default)]
     pub dealt: Option<usize>,
+    /// Deal K round robin in tiles of the configuration's stage depth (`stages=MATMUL_STAGES_32x3`:
+    /// 32) instead of a fixed `dealt`.
+    #[serde(default)]
+    pub dealt_by_stage: bool,
+    /// The rule holds only for these values of the configuration's `customOption` (absent in
+    /// the log = 0); other options of the algorithm have no rule (declined).
+    #[serde(default)]
+    pub custom_options: Option<Vec<u32>>,
+}
+
+impl SliceRule {
+    fn applies(&self, config: &KernelConfig) -> bool {
+        self.algos.contains(&config.algo) && self.custom_options.as_ref().is_none_or(|o| o.contains(&config.custom_option()))
+    }
 }
 
 /// The schedule of one GEMM.
@@ -162,7 +176,7 @@ pub struct Plan {
 pub enum PlanError {
     #[error("the kernel decides its split at run time (numSplitsK = -1): not modelled yet ({0})")]
     RuntimeSplit(String),
-    #[error("no slice rule for algorithm {algo} in this model ({config})")]
+    #[error("no slice rule for algorithm {algo} (with this customOption) in this model: its split-K is not modelled yet ({config})")]
     NoSliceRule { algo: u32, config: String },
     #[error("reduction scheme {0:?} is not modelled yet")]
     Reduction(Reduction),
@@ -204,7 +218,7 @@ impl ScheduleRules {
             .position(|c| c.algos.contains(&config.algo) && c.with_stages.is_none_or(|w| w == config.stages.is_some()))
             .map_or(0, |i| i + 1);
         let c_add = if self.c_add_algos.is_empty() || self.c_add_algos.contains(&config.algo) { self.c_add } else { CAdd::Compute };
-        let rule = self.slices.iter().find(|r| r.algos.contains(&config.algo));
+        let rule = self.slices.iter().find(|r| r.applies(config));
         let residue_first = rule.filter(|r| r.residue_first).and_then(|r| config.stage_k().or(r.k_tile));
         match config.split_k {
             1 => return Ok(Plan { slices: vec![vec![0..k]], reduction: Reduction::None, residue_first, chain, c_add }),
@@ -230,7 +244,8 @@ impl ScheduleRules {
         };
         let len = k.div_ceil(config.split_k as usize).div_ceil(multiple) * multiple;
         let splits = config.split_k as usize;
-        let slices = match rule.dealt {
+        let dealt = if rule.dealt_by_stage { config.stage_k() } else { rule.dealt };
+        let slices = match dealt {
             Some(tile) => (0..splits.min(k.div_ceil(tile)))
                 .map(|s| (s * tile..k).step_by(tile * splits).map(|t| t..(t + tile).min(k)).collect())
                 .collect(),
@@ -291,6 +306,23 @@ mod tests {
         assert_eq!(r.plan(512, 1000, 1024, &c).unwrap().slices, vec![vec![0..1024]]);
         assert!(matches!(r.plan(3072, 128, 1536, &c), Err(PlanError::RuntimeSplit(_))));
         assert!(matches!(r.plan(512, 1000, 1024, &config(43, -1)), Err(PlanError::RuntimeSplit(_))), "no tile, no tiles to count");
+    }
+
+    /// DGEMM algorithms 35/36 (recorded split-K GEMMs): K dealt in tiles of the stage depth,
+    /// only for the customOptions the recordings fit.
+    #[test]
+    fn deals_by_stage_depth_for_listed_custom_options() {
+        let mut r = rules();
+        r.slices.push(SliceRule { algos: vec![35], multiple: 1, unaligned_multiple: None, residue_first: false, k_tile: None, dealt: None, dealt_by_stage: true, custom_options: Some(vec![0, 2]) });
+        let cfg = |stages: &str, option: &str| KernelConfig::from_log(&format!("algoId=35 tile=MATMUL_TILE_64x32 stages=MATMUL_STAGES_{stages} reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=3{option}")).unwrap();
+        let p = r.plan(384, 384, 1000, &cfg("32x3", "")).unwrap();
+        assert_eq!(p.slices.len(), 3);
+        assert_eq!(p.slices[0][..2], [0..32, 96..128]);
+        assert_eq!(p.slices[1][0], 32..64);
+        assert_eq!(*p.slices[0].last().unwrap(), 960..992);
+        assert_eq!(*p.slices[1].last().unwrap(), 992..1000, "the partial last tile goes to the slice whose turn it is");
+        assert_eq!(r.plan(384, 384, 1000, &cfg("16x3", " customOption=2")).unwrap().slices[0][..2], [0..16, 48..64]);
+        assert!(matches!(r.plan(384, 384, 1000, &cfg("32x3", " customOption=1")), Err(PlanError::NoSliceRule { algo: 35, .. })));
     }
 
     #[test]
