@@ -159,13 +159,20 @@ impl<'a> LibraryEmulator<'a> {
                 d
             }
             reduction => {
-                let mut sum: Option<f64> = None;
-                let in_output = reduction == Reduction::OutputType && r.output_type_sum == CAdd::Output;
-                for &p in partials {
-                    let p = if reduction == Reduction::OutputType { round_out(p) } else { p };
-                    sum = Some(sum.map_or(p, |s| if in_output { round_out(s + p) } else { add(compute, s, p) }));
-                }
-                let sum = sum.unwrap_or(0.0);
+                let sum = match &plan.sum {
+                    // The kernel's own order (split-K reductions in the compute format, lanes of
+                    // GEMV-like kernels).
+                    Some(tree) if reduction != Reduction::OutputType => tree.eval(partials, |x, y| add(compute, x, y)),
+                    _ => {
+                        let mut sum: Option<f64> = None;
+                        let in_output = reduction == Reduction::OutputType && r.output_type_sum == CAdd::Output;
+                        for &p in partials {
+                            let p = if reduction == Reduction::OutputType { round_out(p) } else { p };
+                            sum = Some(sum.map_or(p, |s| if in_output { round_out(s + p) } else { add(compute, s, p) }));
+                        }
+                        sum.unwrap_or(0.0)
+                    }
+                };
                 // A kernel without split-K adds C in its own epilogue (in D's format where the
                 // model says so); a split-K reduction and the bias epilogue add in f32.
                 let c_add = match (c.is_some(), bias.is_some()) {
@@ -209,18 +216,28 @@ impl<'a> LibraryEmulator<'a> {
         let (bm, bn, kp) = (rows.len(), cols.len(), len + pad);
         let mut case = MmaCase::zeros(a_fmt, r.compute, bm, bn, kp);
         case.b_fmt = b_fmt;
-        let convert = |bits: u64| if direct.is_some() { bits } else { self.convert(bits) };
+        // A direct chain reads the stored values, widened exactly where its format is wider
+        // (SIMT GEMV kernels convert f16/bf16 to f32 and chain FMAs).
+        let widen = |f: Format, from: Format, bits: u64| if f == from { bits } else { round_to(f, from.to_f64(bits)) };
+        let convert_a = |bits: u64| match direct {
+            Some(f) => widen(f, r.inputs, bits),
+            None => self.convert(bits),
+        };
+        let convert_b = |bits: u64| match direct {
+            Some(f) => widen(f, r.b_inputs(), bits),
+            None => self.convert(bits),
+        };
         let at = |t: usize| if t < head { t } else { t + pad };
         for (ti, i) in rows.enumerate() {
             let (src, dst) = (&g.a[i * g.k..(i + 1) * g.k], &mut case.a[ti * kp..(ti + 1) * kp]);
             for (t, &kk) in ks.iter().enumerate() {
-                dst[at(t)] = convert(src[kk]);
+                dst[at(t)] = convert_a(src[kk]);
             }
         }
         for (t, &kk) in ks.iter().enumerate() {
             let (src, dst) = (&g.b[kk * g.n + cols.start..kk * g.n + cols.end], &mut case.b[at(t) * bn..(at(t) + 1) * bn]);
             for (d, &s) in dst.iter_mut().zip(src) {
-                *d = convert(s);
+                *d = convert_b(s);
             }
         }
         let d = self.emulators[plan.chain].run(&case)?;

@@ -14,6 +14,7 @@ pub mod libgen;
 pub mod npy;
 pub mod record;
 pub mod schedule;
+pub mod tree;
 pub mod scheme;
 pub mod table;
 

@@ -3,6 +3,7 @@
 //! The rules are data (a library model's `[schedule]` table), fitted to GPU recordings.
 
 use super::config::{KernelConfig, Reduction};
+use super::tree::{Combine, SumTree};
 use crate::format::Format;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -149,6 +150,48 @@ pub struct SliceRule {
     /// the log = 0); other options of the algorithm have no rule (declined).
     #[serde(default)]
     pub custom_options: Option<Vec<u32>>,
+    /// How the slices' partial sums are added (in the compute format); FPRev probes measured
+    /// the orders (`scripts/torch-fprev.py`).
+    #[serde(default)]
+    pub combine: Combine,
+    /// GEMV-like kernels: each slice's K is spread over this many lanes (threads), each lane
+    /// one chain, the lanes added by `lanes_combine`. With this set the rule also holds
+    /// without split-K (one slice). None: one chain per slice.
+    #[serde(default)]
+    pub lanes: Option<usize>,
+    /// k dealt to the lanes in blocks of this many, round robin (1: lane k mod lanes); 0:
+    /// contiguous chunks of ceil(L / lanes).
+    #[serde(default = "one")]
+    pub lane_deal: usize,
+    /// Deal over the lanes of all slices at once (the dot kernel: lane (k / lane_deal) mod
+    /// (splits · lanes), its slice = lane / lanes) instead of each contiguous slice dealing its
+    /// own part of K.
+    #[serde(default)]
+    pub lanes_across_slices: bool,
+    #[serde(default)]
+    pub lanes_combine: Combine,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// The chains of `lanes` lanes over `ks`: blocks of `deal` consecutive k dealt round robin, or
+/// with `deal` 0 contiguous chunks of ceil(len / lanes).
+fn lane_chains(ks: Range<usize>, lanes: usize, deal: usize) -> Vec<Vec<Range<usize>>> {
+    let mut chains = vec![vec![]; lanes];
+    let (step, per) = match deal {
+        0 => {
+            let chunk = ks.len().div_ceil(lanes).max(1);
+            (chunk, chunk)
+        }
+        d => (d, d),
+    };
+    for (b, start) in ks.clone().step_by(step).enumerate() {
+        let lane = if deal == 0 { b } else { b % lanes };
+        chains[lane].push(start..(start + per).min(ks.end));
+    }
+    chains
 }
 
 impl SliceRule {
@@ -160,8 +203,11 @@ impl SliceRule {
 /// The schedule of one GEMM.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// Each slice: the K ranges one chain of the instruction accumulates from zero, in order.
+    /// Each chain: the K ranges one chain of the instruction accumulates from zero, in order
+    /// (one per split-K slice, or per lane of a GEMV-like kernel).
     pub slices: Vec<Vec<Range<usize>>>,
+    /// The order the chains' sums are added in; None: in order.
+    pub sum: Option<SumTree>,
     pub reduction: Reduction,
     /// Some(kt): each slice's k-loop takes its partial tile (length mod kt) first.
     pub residue_first: Option<usize>,
@@ -209,7 +255,8 @@ impl ScheduleRules {
 
     /// The plan for an m×n×k GEMM (PyTorch's shape) run with `config`.
     pub fn plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
-        if self.unmodelled.contains(&config.algo) {
+        let rule = self.slices.iter().find(|r| r.applies(config));
+        if self.unmodelled.contains(&config.algo) && rule.is_none_or(|r| r.lanes.is_none()) {
             return Err(PlanError::Unmodelled { algo: config.algo, config: config.to_string() });
         }
         let chain = self
@@ -218,10 +265,15 @@ impl ScheduleRules {
             .position(|c| c.algos.contains(&config.algo) && c.with_stages.is_none_or(|w| w == config.stages.is_some()))
             .map_or(0, |i| i + 1);
         let c_add = if self.c_add_algos.is_empty() || self.c_add_algos.contains(&config.algo) { self.c_add } else { CAdd::Compute };
-        let rule = self.slices.iter().find(|r| r.applies(config));
         let residue_first = rule.filter(|r| r.residue_first).and_then(|r| config.stage_k().or(r.k_tile));
+        let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add };
         match config.split_k {
-            1 => return Ok(Plan { slices: vec![vec![0..k]], reduction: Reduction::None, residue_first, chain, c_add }),
+            1 => {
+                return Ok(match rule.filter(|r| r.lanes.is_some()) {
+                    Some(r) => Self::lanes_plan(r, vec![0..k], k, Reduction::None, residue_first, chain, c_add),
+                    None => whole(Reduction::None),
+                })
+            }
             -1 => {
                 let unsplit = self
                     .runtime_split
@@ -230,7 +282,7 @@ impl ScheduleRules {
                 if !unsplit {
                     return Err(PlanError::RuntimeSplit(config.to_string()));
                 }
-                return Ok(Plan { slices: vec![vec![0..k]], reduction: Reduction::None, residue_first, chain, c_add });
+                return Ok(whole(Reduction::None));
             }
             _ => {}
         }
@@ -242,16 +294,40 @@ impl ScheduleRules {
             Some(u) if k % rule.multiple != 0 => u,
             _ => rule.multiple,
         };
-        let len = k.div_ceil(config.split_k as usize).div_ceil(multiple) * multiple;
         let splits = config.split_k as usize;
+        let len = k.div_ceil(splits).div_ceil(multiple) * multiple;
+        let contiguous: Vec<Range<usize>> = (0..k).step_by(len.max(1)).map(|s| s..(s + len).min(k)).collect();
+        if rule.lanes.is_some() {
+            if rule.lanes_across_slices {
+                return Ok(Self::lanes_plan(rule, vec![0..k; splits], k, config.reduction, residue_first, chain, c_add));
+            }
+            return Ok(Self::lanes_plan(rule, contiguous, k, config.reduction, residue_first, chain, c_add));
+        }
         let dealt = if rule.dealt_by_stage { config.stage_k() } else { rule.dealt };
-        let slices = match dealt {
-            Some(tile) => (0..splits.min(k.div_ceil(tile)))
+        // A combine other than in order names every slice, empty ones too (they add zeros).
+        let present = if rule.combine == Combine::InOrder { |splits: usize, tiles: usize| splits.min(tiles) } else { |splits: usize, _| splits };
+        let slices: Vec<Vec<Range<usize>>> = match dealt {
+            Some(tile) => (0..present(splits, k.div_ceil(tile)))
                 .map(|s| (s * tile..k).step_by(tile * splits).map(|t| t..(t + tile).min(k)).collect())
                 .collect(),
-            None => (0..k).step_by(len.max(1)).map(|s| vec![s..(s + len).min(k)]).collect(),
+            None => contiguous.into_iter().map(|r| vec![r]).collect(),
         };
-        Ok(Plan { slices, reduction: config.reduction, residue_first, chain, c_add })
+        let sum = (rule.combine != Combine::InOrder).then(|| SumTree::over(0, slices.len(), rule.combine));
+        Ok(Plan { slices, sum, reduction: config.reduction, residue_first, chain, c_add })
+    }
+
+    /// A GEMV-like kernel's plan: each slice's lanes (or, across slices, every lane of `k`)
+    /// are chains; lanes add by `lanes_combine`, slices by `combine`.
+    fn lanes_plan(rule: &SliceRule, slices: Vec<Range<usize>>, k: usize, reduction: Reduction, residue_first: Option<usize>, chain: usize, c_add: CAdd) -> Plan {
+        let lanes = rule.lanes.expect("a lane rule");
+        let chains: Vec<Vec<Range<usize>>> = if rule.lanes_across_slices {
+            lane_chains(0..k, lanes * slices.len(), rule.lane_deal)
+        } else {
+            slices.iter().flat_map(|s| lane_chains(s.clone(), lanes, rule.lane_deal)).collect()
+        };
+        let per_slice = (0..chains.len() / lanes).map(|s| SumTree::over(s * lanes, lanes, rule.lanes_combine)).collect();
+        let sum = SumTree::combine(per_slice, rule.combine);
+        Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add }
     }
 }
 
@@ -313,7 +389,7 @@ mod tests {
     #[test]
     fn deals_by_stage_depth_for_listed_custom_options() {
         let mut r = rules();
-        r.slices.push(SliceRule { algos: vec![35], multiple: 1, unaligned_multiple: None, residue_first: false, k_tile: None, dealt: None, dealt_by_stage: true, custom_options: Some(vec![0, 2]) });
+        r.slices.push(toml::from_str("algos = [35]\nmultiple = 1\ndealt_by_stage = true\ncustom_options = [0, 2]").unwrap());
         let cfg = |stages: &str, option: &str| KernelConfig::from_log(&format!("algoId=35 tile=MATMUL_TILE_64x32 stages=MATMUL_STAGES_{stages} reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=3{option}")).unwrap();
         let p = r.plan(384, 384, 1000, &cfg("32x3", "")).unwrap();
         assert_eq!(p.slices.len(), 3);

@@ -1,0 +1,165 @@
+//! The order in which a kernel adds its chains' partial sums: a binary tree over chain indices,
+//! each addition rounded in the compute format. FPRev probes (`scripts/torch-fprev.py`) measure
+//! these trees on the GPU; the shapes that occur are built here from a few parameters.
+
+use serde::{Deserialize, Serialize};
+
+/// A summation tree in postfix form: `Leaf(i)` pushes chain i's partial sum, `Add` pops two
+/// and pushes their rounded sum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SumTree(Vec<Node>);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Node {
+    Leaf(usize),
+    Add,
+}
+
+/// How a group of partial sums is added, as a model file names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Combine {
+    /// ((p0 + p1) + p2) + …
+    #[default]
+    InOrder,
+    /// A shared-memory or shuffle tree over a power-of-two count: x[t] += x[t + s] for
+    /// s = n/2, …, 1 (lane 0 of an xor butterfly adds the same pairs).
+    Butterfly,
+    /// cuBLASLt's in-kernel split-K reduction of `customOption=1` (DGEMM 35/36, SGEMM 55):
+    /// with h = ceil(n/2) and r = n - 1, (p0 + p_h), then + p_r, then + (p_i + p_{i+h}) for
+    /// i = 1 … h-1, leaving out r and members past the end.
+    PairedHalves,
+    /// Partial c joins group c mod 4; each group is added in order, then the groups in order
+    /// (the dot kernel's final one-block reduction).
+    Groups4,
+}
+
+impl SumTree {
+    fn leaf(i: usize) -> SumTree {
+        SumTree(vec![Node::Leaf(i)])
+    }
+
+    fn add(mut self, other: SumTree) -> SumTree {
+        self.0.extend(other.0);
+        self.0.push(Node::Add);
+        self
+    }
+
+    /// `parts` added by `how` (`parts` non-empty).
+    pub fn combine(parts: Vec<SumTree>, how: Combine) -> SumTree {
+        assert!(!parts.is_empty(), "a sum of nothing");
+        let in_order = |parts: Vec<SumTree>| parts.into_iter().reduce(SumTree::add).expect("non-empty");
+        match how {
+            Combine::InOrder => in_order(parts),
+            Combine::Butterfly => {
+                let mut v: Vec<Option<SumTree>> = parts.into_iter().map(Some).collect();
+                let mut s = v.len().next_power_of_two() / 2;
+                while s >= 1 {
+                    for t in 0..s {
+                        if let Some(hi) = v.get_mut(t + s).and_then(Option::take) {
+                            let lo = v[t].take().expect("lower half present");
+                            v[t] = Some(lo.add(hi));
+                        }
+                    }
+                    s /= 2;
+                }
+                v[0].take().expect("lane 0")
+            }
+            Combine::PairedHalves => {
+                let n = parts.len();
+                let (h, r) = (n.div_ceil(2), n - 1);
+                let mut v: Vec<Option<SumTree>> = parts.into_iter().map(Some).collect();
+                let mut acc = v[0].take().expect("first");
+                if h != r && h < n {
+                    acc = acc.add(v[h].take().expect("p_h"));
+                }
+                if r > 0 {
+                    acc = acc.add(v[r].take().expect("p_r"));
+                }
+                for i in 1..h {
+                    let Some(lo) = v[i].take() else { continue };
+                    let pair = match (i + h != r).then(|| v.get_mut(i + h).and_then(Option::take)).flatten() {
+                        Some(hi) => lo.add(hi),
+                        None => lo,
+                    };
+                    acc = acc.add(pair);
+                }
+                acc
+            }
+            Combine::Groups4 => {
+                let mut groups: Vec<Vec<SumTree>> = vec![vec![]; 4];
+                for (c, p) in parts.into_iter().enumerate() {
+                    groups[c % 4].push(p);
+                }
+                in_order(groups.into_iter().filter(|g| !g.is_empty()).map(in_order).collect())
+            }
+        }
+    }
+
+    /// Chains `first .. first + n` as leaves added by `how`.
+    pub fn over(first: usize, n: usize, how: Combine) -> SumTree {
+        SumTree::combine((first..first + n).map(SumTree::leaf).collect(), how)
+    }
+
+    /// The sum of `partials` in this tree's order, `add` rounding each addition.
+    pub fn eval(&self, partials: &[f64], add: impl Fn(f64, f64) -> f64) -> f64 {
+        let mut stack: Vec<f64> = Vec::with_capacity(16);
+        for node in &self.0 {
+            match *node {
+                Node::Leaf(i) => stack.push(partials[i]),
+                Node::Add => {
+                    let y = stack.pop().expect("two operands");
+                    let x = stack.pop().expect("two operands");
+                    stack.push(add(x, y));
+                }
+            }
+        }
+        stack.pop().expect("one result")
+    }
+
+    /// The tree as text, e.g. `((0+2)+1)`: for reports and tests.
+    pub fn show(&self) -> String {
+        let mut stack: Vec<String> = vec![];
+        for node in &self.0 {
+            match *node {
+                Node::Leaf(i) => stack.push(i.to_string()),
+                Node::Add => {
+                    let y = stack.pop().expect("two operands");
+                    let x = stack.pop().expect("two operands");
+                    stack.push(format!("({x}+{y})"));
+                }
+            }
+        }
+        stack.pop().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The orders FPRev measured on the H100 (scripts/torch-fprev.py).
+    #[test]
+    fn trees_read_as_measured() {
+        let t = |n, how| SumTree::over(0, n, how).show();
+        assert_eq!(t(3, Combine::InOrder), "((0+1)+2)");
+        assert_eq!(t(2, Combine::PairedHalves), "(0+1)");
+        assert_eq!(t(3, Combine::PairedHalves), "((0+2)+1)");
+        assert_eq!(t(4, Combine::PairedHalves), "(((0+2)+3)+1)");
+        assert_eq!(t(5, Combine::PairedHalves), "((((0+3)+4)+1)+2)");
+        assert_eq!(t(8, Combine::PairedHalves), "(((((0+4)+7)+(1+5))+(2+6))+3)");
+        assert_eq!(t(4, Combine::Butterfly), "((0+2)+(1+3))");
+        assert_eq!(t(8, Combine::Groups4), "((((0+4)+(1+5))+(2+6))+(3+7))");
+        // 176 slices (SGEMM 5x65x1025): h = 88, the last slice second, then pairs (i, i + 88).
+        let big = SumTree::over(0, 176, Combine::PairedHalves).show();
+        assert!(big.contains("((0+88)+175)+(1+89))") && big.contains("+(86+174))+87)"), "{big}");
+    }
+
+    #[test]
+    fn eval_follows_the_tree() {
+        let tree = SumTree::over(0, 3, Combine::PairedHalves);
+        // (1e16 + -1e16) + 1 = 1, whereas in order (1e16 + 1) + -1e16 = 0.
+        assert_eq!(tree.eval(&[1e16, 1.0, -1e16], |x, y| x + y), 1.0);
+        assert_eq!(SumTree::over(0, 3, Combine::InOrder).eval(&[1e16, 1.0, -1e16], |x, y| x + y), 0.0);
+    }
+}
