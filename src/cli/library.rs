@@ -154,7 +154,11 @@ fn config(model: &str, m: usize, n: usize, k: usize, beta: bool) -> anyhow::Resu
     match lm.rules.plan(m, n, k, c) {
         Ok(p) => {
             let lens: Vec<usize> = p.slices.iter().map(|s| s.iter().map(|r| r.len()).sum()).collect();
-            println!("  {} K slice(s) of {:?}{}, reduction {:?}", p.slices.len(), &lens[..lens.len().min(4)], if lens.len() > 4 { " ..." } else { "" }, p.reduction);
+            println!("  {} chain(s) over K of {:?}{}, reduction {:?}", p.slices.len(), &lens[..lens.len().min(4)], if lens.len() > 4 { " ..." } else { "" }, p.reduction);
+            if let Some(tree) = &p.sum {
+                let text = tree.show();
+                println!("  added as {}{}", &text[..text.len().min(120)], if text.len() > 120 { " ..." } else { "" });
+            }
         }
         Err(e) => println!("  schedule: {e}"),
     }

@@ -54,6 +54,11 @@ pub struct ScheduleRules {
     /// How each algorithm family cuts K into split-K slices.
     #[serde(default)]
     pub slices: Vec<SliceRule>,
+    /// GEMV-like kernels (algorithms 10, 11, 13, 14 for a dimension of 1 or 2): per algorithm
+    /// and customOption, how the lanes chain K and how their sums are added; found before
+    /// `slices`, and kept apart so a model with a `base` can replace them alone.
+    #[serde(default)]
+    pub gemv: Vec<SliceRule>,
     /// Algorithms whose arithmetic is not modelled yet: emulating them is refused, not guessed.
     #[serde(default)]
     pub unmodelled: Vec<u32>,
@@ -170,6 +175,9 @@ pub struct SliceRule {
     pub lanes_across_slices: bool,
     #[serde(default)]
     pub lanes_combine: Combine,
+    /// Only with (true) or without (false) split-K; None: both.
+    #[serde(default)]
+    pub split: Option<bool>,
 }
 
 fn one() -> usize {
@@ -255,7 +263,13 @@ impl ScheduleRules {
 
     /// The plan for an m×n×k GEMM (PyTorch's shape) run with `config`.
     pub fn plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
-        let rule = self.slices.iter().find(|r| r.applies(config));
+        let split = config.split_k > 1;
+        let rule = (self.gemv.iter().find(|r| r.applies(config) && r.split.is_none_or(|s| s == split)).map(|r| (r, true)))
+            .or_else(|| self.slices.iter().find(|r| r.applies(config)).map(|r| (r, false)));
+        let (rule, gemv) = (rule.map(|r| r.0), rule.is_some_and(|r| r.1));
+        if gemv && rule.is_some_and(|r| r.lanes.is_none()) {
+            return Err(PlanError::Unmodelled { algo: config.algo, config: format!("{config}: a [[schedule.gemv]] rule without lanes") });
+        }
         if self.unmodelled.contains(&config.algo) && rule.is_none_or(|r| r.lanes.is_none()) {
             return Err(PlanError::Unmodelled { algo: config.algo, config: config.to_string() });
         }
@@ -399,6 +413,32 @@ mod tests {
         assert_eq!(*p.slices[1].last().unwrap(), 992..1000, "the partial last tile goes to the slice whose turn it is");
         assert_eq!(r.plan(384, 384, 1000, &cfg("16x3", " customOption=2")).unwrap().slices[0][..2], [0..16, 48..64]);
         assert!(matches!(r.plan(384, 384, 1000, &cfg("32x3", " customOption=1")), Err(PlanError::NoSliceRule { algo: 35, .. })));
+    }
+
+    /// GEMV-like kernels (FPRev on the H100): 32 lanes, k to lane k mod 32, an xor butterfly;
+    /// with split-K the same inside each contiguous slice; the dot kernel deals over every
+    /// slice's lanes at once.
+    #[test]
+    fn gemv_lanes_chain_k_and_add_by_their_tree() {
+        let mut r = rules();
+        r.unmodelled = vec![13, 14];
+        r.gemv.push(toml::from_str("algos = [13]\ncustom_options = [75]\nlanes = 32\nlane_deal = 1\nlanes_combine = \"butterfly\"\nmultiple = 1").unwrap());
+        r.gemv.push(toml::from_str("algos = [14]\nlanes = 4\nlane_deal = 1\nlanes_across_slices = true\nlanes_combine = \"butterfly\"\ncombine = \"groups4\"\nmultiple = 1").unwrap());
+        let gemv = KernelConfig::from_log("algoId=13 customOption=75").unwrap();
+        let p = r.plan(1, 128, 100, &gemv).unwrap();
+        assert_eq!(p.slices.len(), 32);
+        assert_eq!(p.slices[1], vec![1..2, 33..34, 65..66, 97..98]);
+        assert_eq!(p.slices[31], vec![31..32, 63..64, 95..96]);
+        let tree = p.sum.as_ref().unwrap().show();
+        assert_eq!(tree, "(((((0+16)+(8+24))+((4+20)+(12+28)))+(((2+18)+(10+26))+((6+22)+(14+30))))+((((1+17)+(9+25))+((5+21)+(13+29)))+(((3+19)+(11+27))+((7+23)+(15+31)))))");
+        let split = KernelConfig::from_log("algoId=13 customOption=75 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=2").unwrap();
+        let p = r.plan(1, 128, 100, &split).unwrap();
+        assert_eq!((p.slices.len(), p.slices[32][0].clone()), (64, 50..51), "each slice of 50 deals its own k");
+        let dot = KernelConfig::from_log("algoId=14 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=8").unwrap();
+        let p = r.plan(1, 17, 64, &dot).unwrap();
+        assert_eq!((p.slices.len(), p.slices[5].clone()), (32, vec![5..6, 37..38]), "lane k mod 32 over all 8 slices");
+        assert!(p.sum.as_ref().unwrap().show().starts_with("((((((0+2)+(1+3))+((16+18)+(17+19)))+"));
+        assert!(matches!(r.plan(1, 128, 100, &KernelConfig::from_log("algoId=13 customOption=7").unwrap()), Err(PlanError::Unmodelled { algo: 13, .. })));
     }
 
     #[test]
