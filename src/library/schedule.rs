@@ -178,6 +178,18 @@ pub struct SliceRule {
     /// Only with (true) or without (false) split-K; None: both.
     #[serde(default)]
     pub split: Option<bool>,
+    /// Only where D is a column (n = 1: true) or is not (false); None: both. The dot kernel
+    /// reads the two orientations in different vector widths.
+    #[serde(default)]
+    pub column: Option<bool>,
+    /// Only up to this many splits (the dot kernel's reduction of more than 64 partials is
+    /// not the one measured).
+    #[serde(default)]
+    pub max_splits: Option<usize>,
+    /// With `lanes_across_slices`: run only as many slices as K fills, min(splits,
+    /// ceil(K / (lanes · lane_deal))) (the dot kernel's CTAs).
+    #[serde(default)]
+    pub slices_fill_k: bool,
 }
 
 fn one() -> usize {
@@ -264,7 +276,7 @@ impl ScheduleRules {
     /// The plan for an m×n×k GEMM (PyTorch's shape) run with `config`.
     pub fn plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
         let split = config.split_k > 1;
-        let rule = (self.gemv.iter().find(|r| r.applies(config) && r.split.is_none_or(|s| s == split)).map(|r| (r, true)))
+        let rule = (self.gemv.iter().find(|r| r.applies(config) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1)) && r.max_splits.is_none_or(|x| config.split_k as usize <= x)).map(|r| (r, true)))
             .or_else(|| self.slices.iter().find(|r| r.applies(config)).map(|r| (r, false)));
         let (rule, gemv) = (rule.map(|r| r.0), rule.is_some_and(|r| r.1));
         if gemv && rule.is_some_and(|r| r.lanes.is_none()) {
@@ -313,7 +325,9 @@ impl ScheduleRules {
         let contiguous: Vec<Range<usize>> = (0..k).step_by(len.max(1)).map(|s| s..(s + len).min(k)).collect();
         if rule.lanes.is_some() {
             if rule.lanes_across_slices {
-                return Ok(Self::lanes_plan(rule, vec![0..k; splits], k, config.reduction, residue_first, chain, c_add));
+                let lanes = rule.lanes.unwrap_or(1) * rule.lane_deal.max(1);
+                let used = if rule.slices_fill_k { splits.min(k.div_ceil(lanes)).max(1) } else { splits };
+                return Ok(Self::lanes_plan(rule, vec![0..k; used], k, config.reduction, residue_first, chain, c_add));
             }
             return Ok(Self::lanes_plan(rule, contiguous, k, config.reduction, residue_first, chain, c_add));
         }

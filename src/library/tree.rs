@@ -29,9 +29,11 @@ pub enum Combine {
     /// with h = ceil(n/2) and r = n - 1, (p0 + p_h), then + p_r, then + (p_i + p_{i+h}) for
     /// i = 1 … h-1, leaving out r and members past the end.
     PairedHalves,
-    /// Partial c joins group c mod 4; each group is added in order, then the groups in order
-    /// (the dot kernel's final one-block reduction).
+    /// Partial c joins group c mod 4; each group is added in order, then the groups in order.
     Groups4,
+    /// The dot kernel's one-block reduction (FPRev, 16 to 64 partials): r_j = p_j + p_{j+32}
+    /// + … in order for j < 32, then the r_j by `Groups4`.
+    DotReduce,
 }
 
 impl SumTree {
@@ -85,6 +87,14 @@ impl SumTree {
                     acc = acc.add(pair);
                 }
                 acc
+            }
+            Combine::DotReduce => {
+                let mut rows: Vec<Vec<SumTree>> = vec![vec![]; 32];
+                for (c, p) in parts.into_iter().enumerate() {
+                    rows[c % 32].push(p);
+                }
+                let rows: Vec<SumTree> = rows.into_iter().filter(|r| !r.is_empty()).map(in_order).collect();
+                SumTree::combine(rows, Combine::Groups4)
             }
             Combine::Groups4 => {
                 let mut groups: Vec<Vec<SumTree>> = vec![vec![]; 4];
@@ -150,6 +160,9 @@ mod tests {
         assert_eq!(t(8, Combine::PairedHalves), "(((((0+4)+7)+(1+5))+(2+6))+3)");
         assert_eq!(t(4, Combine::Butterfly), "((0+2)+(1+3))");
         assert_eq!(t(8, Combine::Groups4), "((((0+4)+(1+5))+(2+6))+(3+7))");
+        assert_eq!(t(8, Combine::DotReduce), t(8, Combine::Groups4));
+        let dot = t(64, Combine::DotReduce);
+        assert!(dot.starts_with("(((((((((((0+32)+(4+36))+(8+40))"), "{dot:.60}");
         // 176 slices (SGEMM 5x65x1025): h = 88, the last slice second, then pairs (i, i + 88).
         let big = SumTree::over(0, 176, Combine::PairedHalves).show();
         assert!(big.contains("((0+88)+175)+(1+89))") && big.contains("+(86+174))+87)"), "{big}");
