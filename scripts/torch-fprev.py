@@ -7,7 +7,9 @@ SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32 (see `
 `all`, a comma list of k positions, `spread:N` (N positions over 0..K-1: 0, 1, K/2, K-1, a few
 around multiples of 32 and 64, the rest evenly spaced) or `every:D:N` (0, D, 2D, .., (N-1)D, D-1
 and K-1: one anchor in each of the first N D-deep k-tiles, enough to see how split-K slices that
-deal k-tiles round robin are combined). Example:
+deal k-tiles round robin are combined). ANCHORS ending in `@` probes only at the anchors, not
+at every k (count(q,p) for anchor pairs only: how slices are combined, at a fraction of the GEMMs).
+Example:
 
     python3 scripts/torch-fprev.py out.json.gz f64:384x384x1024:all f32:1x384x48:all f16.f32:1x2x1536:spread:48
 
@@ -26,7 +28,7 @@ trace (CUBLASLT_LOG_LEVEL=5) and the `algo=[...]` it logs is stored with the pro
 heuristic's choice depends only on the shape, the types and the flags, which the child copies).
 
 Output: {"info": {...}, "probes": [{"path","m","n","k","config","compute","kernels","anchors",
-"counts": [[count(q,p) for p in 0..K-1] for q in anchors], "stats": {...}}]}. In `counts`,
+"counts": [[count(q,p) for p in 0..K-1 (or the anchors, with "probes")] for q in anchors], "stats": {...}}]}. In `counts`,
 -1: q == p; -2: some measurement of the pair was not an integer (see stats.nonint_examples);
 -3: not finite. When measurements of one pair disagree the smallest is written and the pair is
 listed in stats.inconsistent_examples.
@@ -70,7 +72,7 @@ def configs(specs):
     tmp = tempfile.mkdtemp(prefix="fprev-")
     jf, log = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "lt.log")
     jobs = []
-    for path, m, n, k, _ in specs:
+    for path, m, n, k, _, _ in specs:
         din, dout, tf32 = PATHS[path][:3]
         jobs.append([din, dout, tf32, m, n, k])
     with open(jf, "w") as f:
@@ -89,7 +91,7 @@ def configs(specs):
                            "compute": mt.group(11), "algo": mt.group(12), "workspace": int(mt.group(13))})
     # Match in order: cuBLAS sees the transposed problem, so its D has rows = n, cols = m.
     out, at = [], 0
-    for path, m, n, k, _ in specs:
+    for path, m, n, k, _, _ in specs:
         hit = None
         while at < len(traced):
             t = traced[at]
@@ -131,10 +133,13 @@ def anchors_of(spec, k):
 
 def parse_spec(s):
     path, shape, anc = s.split(":", 2)
+    at_anchors = anc.endswith("@")
+    anc = anc.rstrip("@")
     if path not in PATHS:
         raise SystemExit(f"unknown path {path!r}: one of {', '.join(PATHS)}")
     m, n, k = (int(x) for x in shape.lower().split("x"))
-    return path, m, n, k, anchors_of(anc, k)
+    anchors = anchors_of(anc, k)
+    return path, m, n, k, anchors, (anchors if at_anchors else None)
 
 
 def kernels_of(torch, fn):
@@ -154,18 +159,21 @@ def kernels_of(torch, fn):
         return [f"(profiler failed: {ex})"]
 
 
-def probe(torch, path, m, n, k, anchors):
+def probe(torch, path, m, n, k, anchors, probes=None):
     din, dout, tf32, aval, big, prec = PATHS[path]
     din, dout = getattr(torch, din), getattr(torch, dout)
     torch.backends.cuda.matmul.allow_tf32 = tf32
     s = aval * aval
     dev = "cuda"
     nanch = len(anchors)
-    ncA, ncP = -(-nanch // m), -(-k // n)
+    pos = list(probes) if probes else list(range(k))                     # probed k positions
+    npr = len(pos)
+    ncA, ncP = -(-nanch // m), -(-npr // n)
     anc = torch.tensor(anchors, dtype=torch.int64, device=dev)
     arow = torch.arange(ncA * m, device=dev).view(ncA, m) % nanch      # anchor index of each row
     aq = anc[arow]                                                      # its k position
-    pcol = torch.arange(ncP * n, device=dev).view(ncP, n) % k           # probe position of each column
+    pidx = torch.arange(ncP * n, device=dev).view(ncP, n) % npr         # probe index of each column
+    pcol = torch.tensor(pos, dtype=torch.int64, device=dev)[pidx]       # its k position
     a_flat = (torch.arange(m, device=dev) * k + aq).contiguous()        # A[i, q_i] in A (m x k)
     b_flat = (pcol * n + torch.arange(n, device=dev)).contiguous()      # B[p_j, j] in B (k x n)
     A = torch.empty(m, k, dtype=din, device=dev)
@@ -188,7 +196,7 @@ def probe(torch, path, m, n, k, anchors):
     kern = kernels_of(torch, mm)
     # counts, reduced on the GPU over repeated measurements of a pair
     v = (k - buf.double() / s).view(ncA, ncP, m, n)
-    keys = (arow[:, None, :, None] * k + pcol[None, :, None, :]).expand(ncA, ncP, m, n)
+    keys = (arow[:, None, :, None] * npr + pidx[None, :, None, :]).expand(ncA, ncP, m, n)
     same = (aq[:, None, :, None] == pcol[None, :, None, :]).expand(ncA, ncP, m, n)
     v, keys, same = v.reshape(-1), keys.reshape(-1), same.reshape(-1)
     finite = torch.isfinite(v)
@@ -198,17 +206,17 @@ def probe(torch, path, m, n, k, anchors):
     stats["nonint"] = int(nonint.sum())
     if stats["nonint"]:
         idx = nonint.nonzero().view(-1)[:100]
-        stats["nonint_examples"] = [[anchors[int(keys[i]) // k], int(keys[i]) % k, float(v[i])] for i in idx.tolist()]
+        stats["nonint_examples"] = [[anchors[int(keys[i]) // npr], pos[int(keys[i]) % npr], float(v[i])] for i in idx.tolist()]
     w = torch.where(same, torch.full_like(v, -1.0), torch.where(finite, torch.where(nonint, torch.full_like(v, -2.0), v), torch.full_like(v, -3.0)))
-    lo = torch.zeros(nanch * k, dtype=torch.float64, device=dev).scatter_reduce(0, keys, w, "amin", include_self=False)
-    hi = torch.zeros(nanch * k, dtype=torch.float64, device=dev).scatter_reduce(0, keys, w, "amax", include_self=False)
-    reps = torch.bincount(keys, minlength=nanch * k)
+    lo = torch.zeros(nanch * npr, dtype=torch.float64, device=dev).scatter_reduce(0, keys, w, "amin", include_self=False)
+    hi = torch.zeros(nanch * npr, dtype=torch.float64, device=dev).scatter_reduce(0, keys, w, "amax", include_self=False)
+    reps = torch.bincount(keys, minlength=nanch * npr)
     stats["repeats_min"], stats["repeats_max"] = int(reps.min()), int(reps.max())
     diff = (lo != hi).nonzero().view(-1)
     stats["inconsistent"] = int(diff.numel())
     if diff.numel():
-        stats["inconsistent_examples"] = [[anchors[i // k], i % k, float(lo[i]), float(hi[i])] for i in diff[:100].tolist()]
-    counts = lo.view(nanch, k).round().to(torch.int64).cpu().tolist()
+        stats["inconsistent_examples"] = [[anchors[i // npr], pos[i % npr], float(lo[i]), float(hi[i])] for i in diff[:100].tolist()]
+    counts = lo.view(nanch, npr).round().to(torch.int64).cpu().tolist()
     stats["total_seconds"] = round(time.time() - t0, 3)
     del buf, v, keys, same, w
     return counts, stats, kern
@@ -227,7 +235,7 @@ def main():
     if len(args) < 2:
         raise SystemExit(__doc__)
     out, specs = args[0], [parse_spec(s) for s in args[1:]]
-    for path, m, n, k, anchors in specs:
+    for path, m, n, k, anchors, _ in specs:
         din, dout, tf32, aval, big, prec = PATHS[path]
         if big / aval <= 2.0 ** (prec + 1) * k:
             print(f"warning: {path} K={k}: BIG/a = {big / aval:.3g} <= 2^(p+1) K = {2.0 ** (prec + 1) * k:.3g}: counts may be wrong", flush=True)
@@ -238,10 +246,12 @@ def main():
     cfgs = configs(specs) if want_cfg else [None] * len(specs)
     print(f"configs: {time.time() - t:.1f}s", flush=True)
     probes = []
-    for (path, m, n, k, anchors), cfg in zip(specs, cfgs):
-        gemms = -(-len(anchors) // m) * -(-k // n)
+    for (path, m, n, k, anchors, at), cfg in zip(specs, cfgs):
+        gemms = -(-len(anchors) // m) * -(-(len(at) if at else k) // n)
         rec = {"path": path, "m": m, "n": n, "k": k, "config": cfg["algo"] if cfg else None,
                "compute": cfg["compute"] if cfg else None, "fn": cfg["fn"] if cfg else None, "anchors": anchors}
+        if at:
+            rec["probes"] = at
         tag = f"{path}:{m}x{n}x{k} ({len(anchors)} anchors, {gemms} GEMMs)"
         if gemms > max_gemms:
             print(f"{tag}: skipped, more than --max-gemms {max_gemms}", flush=True)
@@ -249,7 +259,7 @@ def main():
             probes.append(rec)
             continue
         try:
-            counts, stats, kern = probe(torch, path, m, n, k, anchors)
+            counts, stats, kern = probe(torch, path, m, n, k, anchors, at)
         except Exception as ex:
             print(f"{tag}: failed: {ex!r}", flush=True)
             rec["error"] = repr(ex)

@@ -185,3 +185,28 @@ fn exported_records_are_plain_and_replay_the_same() {
     assert_eq!(from_plain, from_compact);
     assert!(from_plain.gemms >= 88 && from_plain.exact == from_plain.gemms, "{from_plain:?}");
 }
+
+/// FPRev probes recorded on the GPU (corpus/library/fprev/): every probe whose kernel a model
+/// schedules must give the measured count for every pair of k, and the declined ones stay few.
+#[test]
+fn fprev_trees_agree_with_the_schedules() {
+    use mmafuzz::library::{fprev, LibraryModel};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library/fprev");
+    let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
+    let (mut checked, mut pairs) = (0, 0);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().path();
+        let probes = fprev::parse(&mmafuzz::store::read_text(&file).unwrap()).unwrap();
+        for probe in probes.iter().filter(|p| p.counts.is_some()) {
+            let name = format!("sm90:{}", fprev::library_path(&probe.path).unwrap());
+            let lm = models.entry(name.clone()).or_insert_with(|| LibraryModel::load(&name, None).unwrap());
+            let config = fprev::config(probe).unwrap().unwrap();
+            let Ok(plan) = lm.rules.plan(probe.m, probe.n, probe.k, &config) else { continue };
+            let a = fprev::compare(&plan, probe, 3);
+            assert_eq!(a.agree, a.pairs, "{} {}x{}x{} [{config}]: {:?}", probe.path, probe.m, probe.n, probe.k, a.misses);
+            checked += 1;
+            pairs += a.pairs;
+        }
+    }
+    assert!(checked >= 11 && pairs > 6_000_000, "only {checked} probes ({pairs} pairs) scheduled by the models");
+}

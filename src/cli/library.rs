@@ -106,6 +106,22 @@ pub enum LibraryCommand {
         #[arg(long, default_value_t = 1 << 33)]
         max_mnk: usize,
     },
+    /// Compare FPRev measurements (scripts/torch-fprev.py: for pairs of k positions, how many
+    /// terms the summation tree holds under their lowest common ancestor) with the trees the
+    /// library models imply for the same shapes and logged kernels: per probe, the pairs whose
+    /// count the model gives. How a schedule rule is checked against the GPU's tree directly,
+    /// before rounding hides differences.
+    Fprev {
+        /// FPRev output files (.json or .json.gz).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Use this library model (file or name) for every probe instead of sm90:<path>.
+        #[arg(long)]
+        model: Option<String>,
+        /// Misses to print per probe.
+        #[arg(long, default_value_t = 3)]
+        misses: usize,
+    },
     /// Replay GPU runs of the precision refinement schemes (scripts/torch-scheme.py: Markidis
     /// et al.'s three- and four-product FP16 refinement beside plain FP16, FP32 and TF32
     /// GEMMs): emulate every step with its logged kernel, compare with the GPU bit for bit, and
@@ -129,6 +145,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         }
         LibraryCommand::Export { records, path, family, out } => export(&records, path.as_deref(), family.as_deref(), &out),
         LibraryCommand::Scheme { records, no_errors } => scheme(&records, !no_errors),
+        LibraryCommand::Fprev { files, model, misses } => fprev(&files, model.as_deref(), misses),
         LibraryCommand::Learn { configs, tables } => learn(&configs, &tables),
         LibraryCommand::Coverage { records, steer, out, seed, max_mnk } => coverage(&records, steer, out.as_deref(), seed, max_mnk),
     }
@@ -163,6 +180,60 @@ fn config(model: &str, m: usize, n: usize, k: usize, beta: bool) -> anyhow::Resu
         Err(e) => println!("  schedule: {e}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn fprev(files: &[PathBuf], model: Option<&str>, keep: usize) -> anyhow::Result<ExitCode> {
+    use mmafuzz::library::fprev;
+    let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
+    let mut all_agree = true;
+    for file in files {
+        let text = mmafuzz::store::read_text(file).with_context(|| format!("reading {}", file.display()))?;
+        let probes = fprev::parse(&text).with_context(|| format!("{}: not an FPRev file (scripts/torch-fprev.py's output)", file.display()))?;
+        for probe in &probes {
+            let tag = format!("{} {}x{}x{}", probe.path, probe.m, probe.n, probe.k);
+            if let Some(why) = probe.skipped.as_ref().or(probe.error.as_ref()) {
+                println!("{tag}: not measured ({why})");
+                continue;
+            }
+            let Some(path) = fprev::library_path(&probe.path) else {
+                println!("{tag}: unknown path {:?}", probe.path);
+                continue;
+            };
+            let name = model.map_or_else(|| format!("sm90:{path}"), str::to_string);
+            if !models.contains_key(&name) {
+                models.insert(name.clone(), LibraryModel::load(&name, None)?);
+            }
+            let lm = &models[&name];
+            let config = match fprev::config(probe) {
+                Some(Ok(c)) => c,
+                Some(Err(e)) => {
+                    println!("{tag}: logged configuration unreadable: {e}");
+                    continue;
+                }
+                None => {
+                    println!("{tag}: no logged configuration (run the probe without --no-config)");
+                    continue;
+                }
+            };
+            let plan = match lm.rules.plan(probe.m, probe.n, probe.k, &config) {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("{tag} [{config}]: declined by the model: {e}");
+                    continue;
+                }
+            };
+            let a = fprev::compare(&plan, probe, keep);
+            all_agree &= a.agree == a.pairs;
+            let misses: Vec<String> = a.misses.iter().map(|m| format!("({}, {}): GPU {}, model {}", m.q, m.p, m.measured, m.model)).collect();
+            println!(
+                "{tag} [{config}]: {}/{} pairs agree{}",
+                a.agree,
+                a.pairs,
+                if misses.is_empty() { String::new() } else { format!("; e.g. {}", misses.join(", ")) }
+            );
+        }
+    }
+    Ok(if all_agree { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path>, verbose: bool, by_shape: bool, ratchet: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {

@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod coverage;
+pub mod fprev;
 pub mod gemm;
 pub mod libgen;
 pub mod npy;

@@ -168,6 +168,10 @@ pub struct SliceRule {
     /// contiguous chunks of ceil(L / lanes).
     #[serde(default = "one")]
     pub lane_deal: usize,
+    /// With `lane_deal` 0: chunks of at most this many k, dealt round robin once the slice holds
+    /// more than lanes × this (gemvx with customOption 100: 16 lanes, chunks up to 64).
+    #[serde(default)]
+    pub lane_chunk_max: Option<usize>,
     /// Deal over the lanes of all slices at once (the dot kernel: lane (k / lane_deal) mod
     /// (splits · lanes), its slice = lane / lanes) instead of each contiguous slice dealing its
     /// own part of K.
@@ -182,10 +186,6 @@ pub struct SliceRule {
     /// reads the two orientations in different vector widths.
     #[serde(default)]
     pub column: Option<bool>,
-    /// Only up to this many splits (the dot kernel's reduction of more than 64 partials is
-    /// not the one measured).
-    #[serde(default)]
-    pub max_splits: Option<usize>,
     /// With `lanes_across_slices`: run only as many slices as K fills, min(splits,
     /// ceil(K / (lanes · lane_deal))) (the dot kernel's CTAs).
     #[serde(default)]
@@ -196,20 +196,29 @@ fn one() -> usize {
     1
 }
 
+impl SliceRule {
+    /// How many of `splits` slices run at this K (fewer with `slices_fill_k` when K is short).
+    fn slices_run(&self, k: usize, splits: usize) -> usize {
+        let per = self.lanes.unwrap_or(1) * self.lane_deal.max(1);
+        if self.slices_fill_k && self.lanes_across_slices {
+            splits.min(k.div_ceil(per)).max(1)
+        } else {
+            splits
+        }
+    }
+}
+
 /// The chains of `lanes` lanes over `ks`: blocks of `deal` consecutive k dealt round robin, or
 /// with `deal` 0 contiguous chunks of ceil(len / lanes).
-fn lane_chains(ks: Range<usize>, lanes: usize, deal: usize) -> Vec<Vec<Range<usize>>> {
+/// With `deal` 0 and `chunk_max`, chunks of min(chunk_max, ceil(len / lanes)) dealt round robin.
+fn lane_chains(ks: Range<usize>, lanes: usize, deal: usize, chunk_max: Option<usize>) -> Vec<Vec<Range<usize>>> {
     let mut chains = vec![vec![]; lanes];
-    let (step, per) = match deal {
-        0 => {
-            let chunk = ks.len().div_ceil(lanes).max(1);
-            (chunk, chunk)
-        }
-        d => (d, d),
+    let step = match deal {
+        0 => ks.len().div_ceil(lanes).min(chunk_max.unwrap_or(usize::MAX)).max(1),
+        d => d,
     };
     for (b, start) in ks.clone().step_by(step).enumerate() {
-        let lane = if deal == 0 { b } else { b % lanes };
-        chains[lane].push(start..(start + per).min(ks.end));
+        chains[b % lanes].push(start..(start + step).min(ks.end));
     }
     chains
 }
@@ -276,7 +285,7 @@ impl ScheduleRules {
     /// The plan for an m×n×k GEMM (PyTorch's shape) run with `config`.
     pub fn plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
         let split = config.split_k > 1;
-        let rule = (self.gemv.iter().find(|r| r.applies(config) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1)) && r.max_splits.is_none_or(|x| config.split_k as usize <= x)).map(|r| (r, true)))
+        let rule = (self.gemv.iter().find(|r| r.applies(config) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
             .or_else(|| self.slices.iter().find(|r| r.applies(config)).map(|r| (r, false)));
         let (rule, gemv) = (rule.map(|r| r.0), rule.is_some_and(|r| r.1));
         if gemv && rule.is_some_and(|r| r.lanes.is_none()) {
@@ -325,8 +334,7 @@ impl ScheduleRules {
         let contiguous: Vec<Range<usize>> = (0..k).step_by(len.max(1)).map(|s| s..(s + len).min(k)).collect();
         if rule.lanes.is_some() {
             if rule.lanes_across_slices {
-                let lanes = rule.lanes.unwrap_or(1) * rule.lane_deal.max(1);
-                let used = if rule.slices_fill_k { splits.min(k.div_ceil(lanes)).max(1) } else { splits };
+                let used = rule.slices_run(k, splits);
                 return Ok(Self::lanes_plan(rule, vec![0..k; used], k, config.reduction, residue_first, chain, c_add));
             }
             return Ok(Self::lanes_plan(rule, contiguous, k, config.reduction, residue_first, chain, c_add));
@@ -349,9 +357,9 @@ impl ScheduleRules {
     fn lanes_plan(rule: &SliceRule, slices: Vec<Range<usize>>, k: usize, reduction: Reduction, residue_first: Option<usize>, chain: usize, c_add: CAdd) -> Plan {
         let lanes = rule.lanes.expect("a lane rule");
         let chains: Vec<Vec<Range<usize>>> = if rule.lanes_across_slices {
-            lane_chains(0..k, lanes * slices.len(), rule.lane_deal)
+            lane_chains(0..k, lanes * slices.len(), rule.lane_deal, None)
         } else {
-            slices.iter().flat_map(|s| lane_chains(s.clone(), lanes, rule.lane_deal)).collect()
+            slices.iter().flat_map(|s| lane_chains(s.clone(), lanes, rule.lane_deal, rule.lane_chunk_max)).collect()
         };
         let per_slice = (0..chains.len() / lanes).map(|s| SumTree::over(s * lanes, lanes, rule.lanes_combine)).collect();
         let sum = SumTree::combine(per_slice, rule.combine);

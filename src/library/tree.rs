@@ -31,8 +31,12 @@ pub enum Combine {
     PairedHalves,
     /// Partial c joins group c mod 4; each group is added in order, then the groups in order.
     Groups4,
-    /// The dot kernel's one-block reduction (FPRev, 16 to 64 partials): r_j = p_j + p_{j+32}
-    /// + … in order for j < 32, then the r_j by `Groups4`.
+    /// Adjacent pairs first ((p0 + p1), (p2 + p3), …: a thread's two accumulators), then the
+    /// pair sums by `Butterfly` (the f32 dot kernel, whose threads load two k at a time).
+    PairsButterfly,
+    /// The dot kernel's one-block reduction (`reduce_1Block_kernel<T, 128, …>`; FPRev at 5 to
+    /// 124 partials): thread t < 128 adds p_t, p_{t+128}, … in order, then x_t += x_{t+64} and
+    /// x_t += x_{t+32} (where present), then the 32 x_t by `Groups4`.
     DotReduce,
 }
 
@@ -88,13 +92,35 @@ impl SumTree {
                 }
                 acc
             }
-            Combine::DotReduce => {
-                let mut rows: Vec<Vec<SumTree>> = vec![vec![]; 32];
-                for (c, p) in parts.into_iter().enumerate() {
-                    rows[c % 32].push(p);
+            Combine::PairsButterfly => {
+                let mut pairs = Vec::with_capacity(parts.len().div_ceil(2));
+                let mut it = parts.into_iter();
+                while let Some(lo) = it.next() {
+                    pairs.push(match it.next() {
+                        Some(hi) => lo.add(hi),
+                        None => lo,
+                    });
                 }
-                let rows: Vec<SumTree> = rows.into_iter().filter(|r| !r.is_empty()).map(in_order).collect();
-                SumTree::combine(rows, Combine::Groups4)
+                SumTree::combine(pairs, Combine::Butterfly)
+            }
+            Combine::DotReduce => {
+                let mut x: Vec<Option<SumTree>> = vec![None; 128];
+                for (c, p) in parts.into_iter().enumerate() {
+                    let t = c % 128;
+                    x[t] = Some(match x[t].take() {
+                        Some(acc) => acc.add(p),
+                        None => p,
+                    });
+                }
+                for s in [64, 32] {
+                    for t in 0..s {
+                        if let Some(hi) = x[t + s].take() {
+                            let lo = x[t].take().expect("lower thread present");
+                            x[t] = Some(lo.add(hi));
+                        }
+                    }
+                }
+                SumTree::combine(x.into_iter().take(32).flatten().collect(), Combine::Groups4)
             }
             Combine::Groups4 => {
                 let mut groups: Vec<Vec<SumTree>> = vec![vec![]; 4];
@@ -125,6 +151,27 @@ impl SumTree {
             }
         }
         stack.pop().expect("one result")
+    }
+
+    /// The summed `weight` of the leaves under the lowest common ancestor of leaves `a` and
+    /// `b` (a ≠ b): what an FPRev probe of one term in each measures.
+    pub fn lca_weight(&self, a: usize, b: usize, weight: &[usize]) -> usize {
+        let mut stack: Vec<(usize, bool, bool)> = Vec::with_capacity(16);
+        for node in &self.0 {
+            match *node {
+                Node::Leaf(i) => stack.push((weight[i], i == a, i == b)),
+                Node::Add => {
+                    let y = stack.pop().expect("two operands");
+                    let x = stack.pop().expect("two operands");
+                    let z = (x.0 + y.0, x.1 || y.1, x.2 || y.2);
+                    if z.1 && z.2 {
+                        return z.0;
+                    }
+                    stack.push(z);
+                }
+            }
+        }
+        stack.pop().map_or(0, |r| r.0)
     }
 
     /// The tree as text, e.g. `((0+2)+1)`: for reports and tests.
@@ -161,8 +208,15 @@ mod tests {
         assert_eq!(t(4, Combine::Butterfly), "((0+2)+(1+3))");
         assert_eq!(t(8, Combine::Groups4), "((((0+4)+(1+5))+(2+6))+(3+7))");
         assert_eq!(t(8, Combine::DotReduce), t(8, Combine::Groups4));
+        assert_eq!(t(8, Combine::PairsButterfly), "(((0+1)+(4+5))+((2+3)+(6+7)))");
+        // ((0+2)+(1+3)) with weights 1, 10, 100, 1000: 0 and 2 meet under (0+2), 0 and 3 at the root.
+        let bf = SumTree::over(0, 4, Combine::Butterfly);
+        assert_eq!((bf.lca_weight(0, 2, &[1, 10, 100, 1000]), bf.lca_weight(3, 0, &[1, 10, 100, 1000])), (101, 1111));
         let dot = t(64, Combine::DotReduce);
         assert!(dot.starts_with("(((((((((((0+32)+(4+36))+(8+40))"), "{dot:.60}");
+        // 124 partials (FPRev, f64 1x8x32768): p0 meets p64 first, then (p32 + p96).
+        let dot = t(124, Combine::DotReduce);
+        assert!(dot.starts_with("((((((((((((0+64)+(32+96))+((4+68)+(36+100)))+((8+72)"), "{dot:.60}");
         // 176 slices (SGEMM 5x65x1025): h = 88, the last slice second, then pairs (i, i + 88).
         let big = SumTree::over(0, 176, Combine::PairedHalves).show();
         assert!(big.contains("((0+88)+175)+(1+89))") && big.contains("+(86+174))+87)"), "{big}");

@@ -1,0 +1,201 @@
+//! FPRev measurements against a library model's schedule. `scripts/torch-fprev.py` measures, on
+//! the GPU, how many terms lie under the lowest common ancestor of two k positions in the
+//! summation tree of a GEMM (count(q, p): one large term at q, its negation at p, tiny terms
+//! elsewhere). A model's [`Plan`] implies the same numbers: chains are added term after term
+//! (two terms of one chain meet after the later one), and chains meet where the plan's sum tree
+//! joins them. Comparing the two tells whether a schedule rule is the tree the kernel runs,
+//! pair by pair, before any rounding hides it.
+//!
+//! Chains are taken as sequential (FMA) chains: right for the SIMT kernels (GEMV-like, SGEMM,
+//! DGEMM), whose tree these probes measure; a tensor-core chain adds fused blocks, whose terms
+//! meet at their block's node, which this comparison does not model.
+
+use super::schedule::Plan;
+use super::KernelConfig;
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// One probe of an FPRev file (the fields this comparison reads).
+#[derive(Debug, Deserialize)]
+pub struct Probe {
+    /// The script's path name: f64, f32, tf32, f16.f32 or bf16.f32.
+    pub path: String,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// The configuration cuBLASLt logged for this shape (log form).
+    pub config: Option<String>,
+    pub anchors: Vec<usize>,
+    /// Probed positions where not every k was probed.
+    #[serde(default)]
+    pub probes: Option<Vec<usize>>,
+    /// count(q, p) per anchor q and probed p; negative: no measurement (q = p, not an integer,
+    /// not finite).
+    #[serde(default)]
+    pub counts: Option<Vec<Vec<i64>>>,
+    #[serde(default)]
+    pub skipped: Option<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct File {
+    probes: Vec<Probe>,
+}
+
+/// The probes of an FPRev output file's text.
+pub fn parse(text: &[u8]) -> Result<Vec<Probe>, serde_json::Error> {
+    Ok(serde_json::from_slice::<File>(text)?.probes)
+}
+
+/// The library path a probe's script path name stands for.
+pub fn library_path(script_path: &str) -> Option<&'static str> {
+    Some(match script_path {
+        "f64" => "cublas.gemm.f64.f64.f64.f64",
+        "f32" => "cublas.gemm.f32.f32.f32.f32",
+        "tf32" => "cublas.gemm.f32.tf32.tf32.f32",
+        "f16.f32" => "cublas.gemm.f32.f16.f16.f32",
+        "bf16.f32" => "cublas.gemm.f32.bf16.bf16.f32",
+        _ => return None,
+    })
+}
+
+/// A pair whose measured count the plan does not give.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Miss {
+    pub q: usize,
+    pub p: usize,
+    pub measured: i64,
+    pub model: usize,
+}
+
+/// How far a plan's tree agrees with a probe.
+#[derive(Clone, Debug, Default)]
+pub struct Agreement {
+    /// Measured pairs (q ≠ p, a clean count).
+    pub pairs: usize,
+    pub agree: usize,
+    /// The first few misses, in anchor order.
+    pub misses: Vec<Miss>,
+}
+
+/// The counts a plan implies: count(q, p) for k positions q ≠ p.
+pub struct Counts {
+    /// Chain and position within it, per k.
+    at: Vec<(usize, usize)>,
+    weights: Vec<usize>,
+    plan_sum: Option<super::tree::SumTree>,
+    cache: HashMap<(usize, usize), usize>,
+}
+
+impl Counts {
+    pub fn new(plan: &Plan, k: usize) -> Counts {
+        let mut at = vec![(usize::MAX, 0); k];
+        let mut weights = Vec::with_capacity(plan.slices.len());
+        for (c, chain) in plan.slices.iter().enumerate() {
+            let mut pos = 0;
+            for r in chain {
+                for kk in r.clone() {
+                    at[kk] = (c, pos);
+                    pos += 1;
+                }
+            }
+            weights.push(pos);
+        }
+        Counts { at, weights, plan_sum: plan.sum.clone(), cache: HashMap::new() }
+    }
+
+    /// count(q, p) under the plan.
+    pub fn count(&mut self, q: usize, p: usize) -> usize {
+        let ((cq, iq), (cp, ip)) = (self.at[q], self.at[p]);
+        if cq == cp {
+            return iq.max(ip) + 1;
+        }
+        let key = (cq.min(cp), cq.max(cp));
+        if let Some(&w) = self.cache.get(&key) {
+            return w;
+        }
+        let w = match &self.plan_sum {
+            Some(tree) => tree.lca_weight(cq, cp, &self.weights),
+            // In order: chains 0 ..= max(cq, cp) are under the node that adds the later one.
+            None => self.weights[..=key.1].iter().sum(),
+        };
+        self.cache.insert(key, w);
+        w
+    }
+}
+
+/// Compares a probe's counts with `plan` (for the probe's m, n, k); keeps up to `keep` misses.
+pub fn compare(plan: &Plan, probe: &Probe, keep: usize) -> Agreement {
+    let mut model = Counts::new(plan, probe.k);
+    let mut out = Agreement::default();
+    let Some(counts) = &probe.counts else { return out };
+    let probed: Vec<usize> = probe.probes.clone().unwrap_or_else(|| (0..probe.k).collect());
+    for (&q, row) in probe.anchors.iter().zip(counts) {
+        for (&p, &measured) in probed.iter().zip(row) {
+            if measured < 0 || q == p || q >= probe.k || p >= probe.k {
+                continue;
+            }
+            out.pairs += 1;
+            let c = model.count(q, p);
+            if c as i64 == measured {
+                out.agree += 1;
+            } else if out.misses.len() < keep {
+                out.misses.push(Miss { q, p, measured, model: c });
+            }
+        }
+    }
+    out
+}
+
+/// The probe's logged configuration, parsed.
+pub fn config(probe: &Probe) -> Option<Result<KernelConfig, super::config::ConfigError>> {
+    probe.config.as_deref().map(KernelConfig::from_log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::tree::{Combine, SumTree};
+    use crate::library::Reduction;
+
+    fn plan(slices: Vec<Vec<std::ops::Range<usize>>>, sum: Option<SumTree>) -> Plan {
+        Plan { slices, sum, reduction: Reduction::None, residue_first: None, chain: 0, c_add: Default::default() }
+    }
+
+    #[test]
+    fn counts_follow_chains_and_the_tree() {
+        // Two lanes dealing k alternately (k even in chain 0, odd in chain 1), then added.
+        let p = plan(vec![vec![0..1, 2..3, 4..5], vec![1..2, 3..4, 5..6]], None);
+        let mut c = Counts::new(&p, 6);
+        assert_eq!(c.count(0, 4), 3); // chain 0's third term
+        assert_eq!(c.count(1, 3), 2);
+        assert_eq!(c.count(0, 1), 6); // the final addition
+        // Four single-term chains added by a butterfly: 0 and 2 meet first.
+        let p = plan((0..4).map(|i| vec![i..i + 1]).collect(), Some(SumTree::over(0, 4, Combine::Butterfly)));
+        let mut c = Counts::new(&p, 4);
+        assert_eq!((c.count(0, 2), c.count(0, 1), c.count(3, 1)), (2, 4, 2));
+    }
+
+    #[test]
+    fn compare_counts_agreement_and_misses() {
+        let p = plan(vec![vec![0..4]], None);
+        let probe = Probe {
+            path: "f32".into(),
+            m: 1,
+            n: 1,
+            k: 4,
+            config: None,
+            anchors: vec![0, 3],
+            probes: None,
+            // count(0, p) = p + 1 in one chain; the last row has one wrong count and one -1 (q = p).
+            counts: Some(vec![vec![-1, 2, 3, 4], vec![4, 4, 3, -1]]),
+            skipped: None,
+            error: None,
+        };
+        let a = compare(&p, &probe, 8);
+        assert_eq!((a.pairs, a.agree), (6, 5));
+        assert_eq!(a.misses, vec![Miss { q: 3, p: 2, measured: 3, model: 4 }]);
+    }
+}
