@@ -235,6 +235,10 @@ def run_jobs(jobs, outdir, tag):
     # Split the log by call: trace lines between consecutive calls belong to the earlier one.
     lines = parse_log(log)
     d = np.load(nf)
+    if os.environ.get("TORCH_LIB_KEEP_LOG"):
+        # Keep cuBLASLt's raw log (appended, call after call) for comparing whole trace lines.
+        with open(os.environ["TORCH_LIB_KEEP_LOG"], "a") as keep, open(log, errors="replace") as raw:
+            keep.write(raw.read())
     for x in (jf, nf, log):
         os.remove(x)
     if len(lines) != len(jobs):
@@ -255,11 +259,19 @@ def record(out, seed, per_family, fresh, paths, steered=None):
             t = time.time()
             jobs = []
             if steered is not None:
-                # Shapes chosen by `mmafuzz library coverage --steer`: each with its own beta.
+                # Shapes chosen by `mmafuzz library coverage --steer` (each with its own beta), or
+                # written by `mmafuzz library record --jobs-out` (with "seed", "idx", "bias": 1
+                # for F.linear, and the _scaled_mm paths): the same GEMMs as our executor's.
                 for s in (s for s in steered if s["path"] == path):
                     m, n, k = s["m"], s["n"], s["k"]
-                    idx = None if m * n <= 4096 else sorted(rng.choice(m * n, 1024, replace=False).tolist())
-                    jobs.append({"path": path, "seed": seed * 100000 + len(jobs), "m": m, "n": n, "k": k, "beta": s["beta"], "idx": idx})
+                    idx = s["idx"] if "idx" in s else (None if m * n <= 4096 else sorted(rng.choice(m * n, 1024, replace=False).tolist()))
+                    job = {"path": path, "seed": s.get("seed", seed * 100000 + len(jobs)), "m": m, "n": n, "k": k, "beta": s.get("beta", 0), "idx": idx}
+                    if path in SCALED_BY_PATH:
+                        fa, fb, fast = SCALED_BY_PATH[path]
+                        job.update(beta=0, kind="scaled_mm", fp8=fa, fp8_b=fb, out="float32", fast=fast, layout="bt")
+                    elif s.get("bias"):
+                        job.update(beta=0, kind="linear", bias=1, layout="bt")
+                    jobs.append(job)
                 if jobs:
                     ok = write_records(f, jobs, os.path.dirname(os.path.abspath(out)), provenance)
                     n_out += len(jobs)
@@ -312,6 +324,7 @@ SCALED = [("cublaslt.matmul.f32.e4m3.e4m3.f32", "float8_e4m3fn", "float8_e4m3fn"
           ("cublaslt.matmul.f32.e4m3.e4m3.f32.fast_accum", "float8_e4m3fn", "float8_e4m3fn", True),
           ("cublaslt.matmul.f32.e4m3.e5m2.f32", "float8_e4m3fn", "float8_e5m2", False),
           ("cublaslt.matmul.f32.e5m2.e4m3.f32", "float8_e5m2", "float8_e4m3fn", False)]
+SCALED_BY_PATH = {p: (fa, fb, fast) for p, fa, fb, fast in SCALED}
 
 
 def scaled_shapes(rng, count):
@@ -340,6 +353,7 @@ if __name__ == "__main__":
             i = args.index("--shapes")
             steered = json.load(open(args[i + 1]))
             args = args[:i] + args[i + 2:]
-        record(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), args or list(PATHS), steered)
+        default = list(PATHS) + ([p for p, *_ in SCALED] if steered is not None else [])
+        record(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), args or default, steered)
     else:
         raise SystemExit(__doc__)

@@ -156,6 +156,49 @@ fn gpu_commands_without_a_gpu_fail_with_one_clear_line() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be used with"));
 }
 
+/// The library executor without a GPU: `library record` and `run` on a library path say so in
+/// one line (exit 2); arguments are checked first, and the same GEMMs are still written in
+/// torch-lib.py's --shapes form when asked.
+#[test]
+fn library_executor_without_a_gpu_fails_with_one_clear_line() {
+    // SAFETY: only probes whether libcuda can be loaded.
+    if unsafe { cudarc::driver::sys::is_culib_present() } {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rec.jsonl.gz");
+    let jobs = dir.path().join("jobs.json");
+    let (out_s, jobs_s) = (out.to_str().unwrap(), jobs.to_str().unwrap());
+    let linear = r#"{"a_fmt":"f16","c_fmt":"f16","m":1,"n":2,"k":1,"a":["3c00"],"b":["3c00","3c00"],"bias":["0","0"]}"#;
+    for (args, stdin) in [
+        (vec!["library", "record", "--path", "cublas.gemm.f16.f16.f16.f16", "--shapes", "64x64x4096,1x300x257", "--beta", "bias", "--out", out_s, "--jobs-out", jobs_s], ""),
+        (vec!["run", "--path", "cublas.gemm.f16.f16.f16.f16"], linear),
+        (vec!["run", "--path", "cublaslt.matmul.f32.e4m3.e5m2.f32"], ""),
+    ] {
+        let o = mmafuzz(&args, stdin);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("no CUDA driver"), "{e}");
+    }
+    assert!(!out.exists(), "no record file without a GPU");
+    let text = std::fs::read_to_string(&jobs).unwrap();
+    assert!(text.contains(r#""bias":1"#) && text.contains(r#""seed":100001"#), "{text}");
+    // Bad arguments are named before any GPU is looked for.
+    for (args, want) in [
+        (vec!["library", "record", "--shapes", "8x8x8", "--out", out_s], "--path is needed"),
+        (vec!["library", "record", "--path", "cublas.gemm.f32.f16.f16.f32", "--shapes", "8x8x8", "--beta", "bias", "--out", out_s], "no bias on this path"),
+        (vec!["library", "record", "--path", "cublaslt.matmul.f32.e4m3.e4m3.f32", "--shapes", "16x16x24", "--out", out_s], "multiples of 16"),
+        (vec!["library", "record", "--path", "cublas.gemm.f16.f16.f16.f16", "--shapes", "8x8", "--out", out_s], "MxNxK"),
+        (vec!["library", "record", "--path", "cublas.gemm.f17", "--shapes", "8x8x8", "--out", out_s], "not a library path"),
+    ] {
+        let o = mmafuzz(&args, "");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.lines().count() == 1 && e.contains(want), "{args:?}: {e}");
+    }
+}
+
 #[test]
 fn a_closed_output_pipe_ends_quietly() {
     // The reading end is closed before mmafuzz prints (like `mmafuzz probes | head -0`).

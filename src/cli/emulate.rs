@@ -75,7 +75,7 @@ fn line_status((done, errors): (usize, usize)) -> ExitCode {
 }
 
 /// Run `exec` on every non-empty line, in parallel chunks, writing results in input order.
-fn stream_lines(input: &Path, output: &Path, exec: impl Fn(&str) -> Result<String, String> + Sync) -> anyhow::Result<ExitCode> {
+pub(super) fn stream_lines(input: &Path, output: &Path, exec: impl Fn(&str) -> Result<String, String> + Sync) -> anyhow::Result<ExitCode> {
     let mut out = AtomicOutput::create(output)?;
     let counts = for_each_line(input, exec, |_, s| out.line(&s))?;
     out.commit()?;

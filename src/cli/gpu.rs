@@ -133,6 +133,9 @@ fn run_batches(gpu: &Gpu, p: &PathSpec, cases: &[MmaCase]) -> anyhow::Result<(Ve
 
 pub fn run(path_id: &str, device: usize, input: &Path, output: &Path) -> anyhow::Result<ExitCode> {
     let p = path(path_id)?;
+    if p.module == mmafuzz::exec::Module::Cublas {
+        return super::library_exec::run(path_id, device, input, output);
+    }
     let (cases, batch) = read_tiles(input)?;
     if batch.is_some() {
         // An npz is one batch of one shape: a tile the path cannot run is an error for the file.

@@ -122,6 +122,52 @@ pub enum LibraryCommand {
         #[arg(long, default_value_t = 3)]
         misses: usize,
     },
+    /// Record GEMMs through mmafuzz's own cuBLAS/cuBLASLt executor, called as PyTorch 2.11 calls
+    /// the libraries (torch.mm, torch.addmm, F.linear, torch._scaled_mm; see `mmafuzz::exec::library`),
+    /// in the record format of `scripts/torch-lib.py record`: one line per GEMM with the kernel
+    /// configuration cuBLASLt logged for the call and D's bits (all of D up to 4,096 elements,
+    /// else 1,024 sampled), so it replays (`library replay`) and compares line by line with a
+    /// torch recording of the same GEMMs.
+    ///
+    /// GEMM i of a path gets generator seed SEED·100000 + i (torch-lib.py's numbering).
+    /// Examples:
+    ///
+    ///   mmafuzz library record --path cublas.gemm.f16.f16.f16.f16 --seed 3 --shapes 64x64x4096,1x300x257 --beta bias --out f16.jsonl.gz
+    ///
+    ///   mmafuzz library record --shapes steer.json --seed 3 --out all.jsonl.gz --jobs-out same.json
+    ///
+    /// and the same GEMMs through PyTorch:
+    ///
+    ///   python3 scripts/torch-lib.py record torch.jsonl.gz 3 0 0 --shapes same.json
+    Record {
+        /// Library path (cublas.gemm.f32.f16.f16.f32, ..., cublaslt.matmul.f32.e5m2.e4m3.f32);
+        /// needed with --shapes MxNxK,...; with a JSON file, keeps only that path's entries.
+        #[arg(long)]
+        path: Option<String>,
+        /// Generator seed: GEMM i of a path is made from SEED·100000 + i.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// MxNxK,MxNxK,... or a .json file in torch-lib.py's --shapes form ([{"path","m","n","k",
+        /// "beta"}, ...], optionally "bias": 1, "seed", "idx").
+        #[arg(long)]
+        shapes: String,
+        /// With MxNxK shapes: 0 (torch.mm), 1 (torch.addmm with a matrix C) or bias (F.linear:
+        /// a bias row, cuBLASLt's bias epilogue; same-format paths only).
+        #[arg(long, default_value = "0")]
+        beta: String,
+        /// Record file (JSONL, .gz to compress); written atomically.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// Also write every line cuBLASLt logged, call by call.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Also write the GEMMs in torch-lib.py's --shapes form (seeds and indices included), for
+        /// recording the same GEMMs through PyTorch.
+        #[arg(long)]
+        jobs_out: Option<PathBuf>,
+    },
     /// Replay GPU runs of the precision refinement schemes (scripts/torch-scheme.py: Markidis
     /// et al.'s three- and four-product FP16 refinement beside plain FP16, FP32 and TF32
     /// GEMMs): emulate every step with its logged kernel, compare with the GPU bit for bit, and
@@ -146,6 +192,10 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::Export { records, path, family, out } => export(&records, path.as_deref(), family.as_deref(), &out),
         LibraryCommand::Scheme { records, no_errors } => scheme(&records, !no_errors),
         LibraryCommand::Fprev { files, model, misses } => fprev(&files, model.as_deref(), misses),
+        LibraryCommand::Record { path, seed, shapes, beta, out, device, trace, jobs_out } => {
+            let jobs = super::library_exec::jobs(path.as_deref(), seed, &shapes, &beta)?;
+            super::library_exec::record(&jobs, device, &out, trace.as_deref(), jobs_out.as_deref())
+        }
         LibraryCommand::Learn { configs, tables } => learn(&configs, &tables),
         LibraryCommand::Coverage { records, steer, out, seed, max_mnk } => coverage(&records, steer, out.as_deref(), seed, max_mnk),
     }

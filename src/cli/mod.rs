@@ -13,6 +13,7 @@ mod hunt;
 mod infer;
 mod io;
 mod library;
+mod library_exec;
 mod models;
 mod probes;
 mod report;
@@ -198,6 +199,11 @@ enum Command {
     ///
     /// Cases and results are JSONL or, for file names ending in .npz, arrays (see `mmafuzz
     /// emulate --help`): the npz out is the input members plus d.
+    ///
+    /// A library path (cublas.gemm.*, cublaslt.matmul.*) runs whole GEMMs of any shape, one JSONL
+    /// line each, as PyTorch calls cuBLAS/cuBLASLt: without "c" β = 0 (torch.mm), with "c" β = 1
+    /// (torch.addmm), "bias" (n elements in D's format) instead of "c" F.linear's bias epilogue;
+    /// the result adds "d" and the "config" cuBLASLt logged for the call.
     Run {
         #[arg(long)]
         path: String,

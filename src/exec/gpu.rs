@@ -25,10 +25,12 @@ pub enum GpuError {
     Unsupported { path: String, need_major: i32, need_minor: i32, major: i32, minor: i32 },
     #[error("the kernel left {0} output elements unwritten (poison survived): layout or launch bug")]
     Unwritten(usize),
-    #[error("cuBLAS is not available (libcublas not found on the library path)")]
+    #[error("cuBLAS is not available (libcublas or libcublasLt not found on the library path)")]
     NoCublas,
     #[error("cuBLAS error while {what}: {source}")]
     Cublas { what: String, source: cudarc::cublas::result::CublasError },
+    #[error("cuBLAS/cuBLASLt error while {what}: {status}")]
+    Library { what: String, status: String },
 }
 
 fn cuda(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
@@ -121,7 +123,7 @@ impl Gpu {
             Module::MmaSync => self.info.compute_capability >= path.min_cc,
             Module::Wgmma => self.wgmma.is_some(),
             // SAFETY: only probes whether the library can be loaded.
-            Module::Cublas => self.info.compute_capability >= path.min_cc && unsafe { cudarc::cublas::sys::is_culib_present() },
+            Module::Cublas => self.info.compute_capability >= path.min_cc && unsafe { cudarc::cublas::sys::is_culib_present() && cudarc::cublaslt::sys::is_culib_present() },
         }
     }
 
@@ -288,76 +290,25 @@ impl Gpu {
 }
 
 impl Gpu {
-    /// Whole-matrix cases through `cublasGemmEx` (D = A·B + C with alpha = beta = 1, compute in
-    /// f32 or f64, default algorithm). Row-major A·B is computed as column-major Bᵀ·Aᵀ. D starts
-    /// as C (beta = 1), so there is no poison to check: `poison` is unused and nothing is
-    /// reported unwritten.
+    /// Whole-matrix cases of a library path through [`super::library::LibraryExecutor`], as
+    /// `torch.addmm` runs them: D = A·B + C with β = 1 (`_scaled_mm` paths: β = 0, so their C
+    /// must be +0). D starts as C, so there is no poison to check: `poison` is unused and
+    /// nothing is reported unwritten.
     fn run_cublas(&self, path: &PathSpec, cases: &[MmaCase], _poison: u64) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError> {
-        use cudarc::cublas::sys::{cublasComputeType_t as Compute, cudaDataType as Ty};
-        // SAFETY: only probes whether the library can be loaded.
-        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
-            return Err(GpuError::NoCublas);
-        }
-        let blas = cudarc::cublas::CudaBlas::new(self.stream.clone()).map_err(|source| GpuError::Cublas { what: "creating a handle".into(), source })?;
-        let s = &self.stream;
-        let (ab_type, cd_type, compute) = match path.a_fmt {
-            crate::Format::F16 => (Ty::CUDA_R_16F, Ty::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
-            crate::Format::Bf16 => (Ty::CUDA_R_16BF, Ty::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
-            _ => (Ty::CUDA_R_64F, Ty::CUDA_R_64F, Compute::CUBLAS_COMPUTE_64F),
-        };
-        let types = (ab_type, cd_type, compute);
+        use super::library::{library_path, LibraryApi, LibraryExecutor, LibraryGemm};
+        let lib = library_path(path.id).ok_or_else(|| GpuError::WrongCase(format!("{} is not a library path", path.id)))?;
+        let exec = LibraryExecutor::new(self)?;
+        let scaled = matches!(lib.api, LibraryApi::ScaledMm { .. });
         let mut out = Vec::with_capacity(cases.len());
-        for case in cases {
-            let d: Vec<u64> = if path.c_fmt == crate::Format::F64 {
-                self.cublas_gemm(&blas, case, case.a.clone(), case.b.clone(), case.c.clone(), 1.0f64, types)?
-            } else {
-                let narrow16 = |v: &[u64]| v.iter().map(|&x| x as u16).collect::<Vec<u16>>();
-                let c: Vec<u32> = case.c.iter().map(|&x| x as u32).collect();
-                let d = self.cublas_gemm(&blas, case, narrow16(&case.a), narrow16(&case.b), c, 1.0f32, types)?;
-                d.into_iter().map(u64::from).collect()
-            };
-            out.push(d);
+        for (i, case) in cases.iter().enumerate() {
+            if scaled && case.c.iter().any(|&x| x != 0) {
+                return Err(GpuError::WrongCase(format!("case {i}: {} runs torch._scaled_mm (D = A·B): its cases carry C = +0", path.id)));
+            }
+            let g = LibraryGemm { m: case.m, n: case.n, k: case.k, a: case.a.clone(), b: case.b.clone(), b_transposed: false, c: (!scaled).then(|| case.c.clone()), bias: None };
+            out.push(exec.run(lib, &g)?.d);
         }
-        s.synchronize().map_err(cuda("waiting for the GPU"))?;
         let flags = vec![false; out.iter().map(Vec::len).sum()];
         Ok((out, flags))
-    }
-}
-
-impl Gpu {
-    /// One row-major D = A·B + C through `cublasGemmEx`, computed as column-major Dᵀ = Bᵀ·Aᵀ + Cᵀ.
-    #[allow(clippy::too_many_arguments)]
-    fn cublas_gemm<TA: DeviceRepr, TC: DeviceRepr + ValidAsZeroBits + Copy, S>(
-        &self,
-        blas: &cudarc::cublas::CudaBlas,
-        case: &MmaCase,
-        a: Vec<TA>,
-        b: Vec<TA>,
-        c: Vec<TC>,
-        one: S,
-        (ab_type, cd_type, compute): (cudarc::cublas::sys::cudaDataType, cudarc::cublas::sys::cudaDataType, cudarc::cublas::sys::cublasComputeType_t),
-    ) -> Result<Vec<TC>, GpuError> {
-        use cudarc::cublas::sys::{cublasGemmAlgo_t, cublasOperation_t::CUBLAS_OP_N};
-        use cudarc::driver::DevicePtr;
-        let s = &self.stream;
-        let (m, n, k) = (case.m as i32, case.n as i32, case.k as i32);
-        let a = s.clone_htod(&a).map_err(cuda("copying A"))?;
-        let b = s.clone_htod(&b).map_err(cuda("copying B"))?;
-        let d = s.clone_htod(&c).map_err(cuda("copying C"))?;
-        {
-            let (ap, _ga) = a.device_ptr(s);
-            let (bp, _gb) = b.device_ptr(s);
-            let (dp, _gd) = d.device_ptr(s);
-            let one = &one as *const S as *const _;
-            // SAFETY: pointers to live buffers of m·k, k·n and m·n elements; the leading
-            // dimensions are those of the row-major layouts read as column-major transposes;
-            // alpha and beta point to a scalar of the compute type.
-            unsafe {
-                cudarc::cublas::result::gemm_ex(*blas.handle(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, one, bp as *const _, ab_type, n, ap as *const _, ab_type, k, one, dp as *mut _, cd_type, n, compute, cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT)
-            }
-            .map_err(|source| GpuError::Cublas { what: "running cublasGemmEx".into(), source })?;
-        }
-        s.clone_dtoh(&d).map_err(cuda("copying D back"))
     }
 }
 

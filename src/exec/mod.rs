@@ -3,6 +3,8 @@
 
 pub mod gpu;
 pub mod layout;
+pub mod library;
+pub mod lt_log;
 pub mod paths;
 
 pub use gpu::{Gpu, GpuError, GpuInfo};

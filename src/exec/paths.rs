@@ -29,8 +29,9 @@ pub enum Module {
     MmaSync,
     /// `kernels/wgmma.ptx` (sm_90a): one warpgroup (one block of 128 threads) per tile.
     Wgmma,
-    /// cuBLAS `cublasGemmEx` on whole matrices of any shape (the listed shape is what `gen`
-    /// makes): what libraries built on the tensor cores compute, k-blocking and all.
+    /// cuBLAS or cuBLASLt on whole matrices of any shape, called as PyTorch calls them
+    /// (`exec::library`; the listed shape is what `gen` makes): what libraries built on the
+    /// tensor cores compute, k-blocking and all.
     Cublas,
 }
 
@@ -146,7 +147,17 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "wgmma.sp.m64n8k64.f32.e4m3.e4m3.smem_a", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 64, n: 8, k: 64, kernel: "wgmma_sp_m64n8k64_f32_e4m3_e4m3_smem_a", module: Module::Wgmma, min_cc: (9, 0) },
     PathSpec { id: "cublas.gemm.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
     PathSpec { id: "cublas.gemm.f32.bf16.bf16.f32", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
-    PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
+    PathSpec { id: "cublas.gemm.f64.f64.f64.f64", a_fmt: Format::F64, b_fmt: Format::F64, c_fmt: Format::F64, m: 32, n: 32, k: 64, kernel: "cublasDgemm", module: Module::Cublas, min_cc: (7, 0) },
+    PathSpec { id: "cublas.gemm.f16.f16.f16.f16", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F16, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (7, 0) },
+    PathSpec { id: "cublas.gemm.bf16.bf16.bf16.bf16", a_fmt: Format::Bf16, b_fmt: Format::Bf16, c_fmt: Format::Bf16, m: 32, n: 32, k: 64, kernel: "cublasGemmEx", module: Module::Cublas, min_cc: (8, 0) },
+    PathSpec { id: "cublas.gemm.f32.f32.f32.f32", a_fmt: Format::F32, b_fmt: Format::F32, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasSgemm", module: Module::Cublas, min_cc: (7, 0) },
+    // FP32 arrays, TF32 compute (allow_tf32): cases carry "a_fmt": "f32".
+    PathSpec { id: "cublas.gemm.f32.tf32.tf32.f32", a_fmt: Format::F32, b_fmt: Format::F32, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasSgemm", module: Module::Cublas, min_cc: (8, 0) },
+    // torch._scaled_mm (cublasLtMatmul, β = 0: C is +0); K and N multiples of 16.
+    PathSpec { id: "cublaslt.matmul.f32.e4m3.e4m3.f32", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasLtMatmul", module: Module::Cublas, min_cc: (8, 9) },
+    PathSpec { id: "cublaslt.matmul.f32.e4m3.e4m3.f32.fast_accum", a_fmt: Format::E4m3, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasLtMatmul", module: Module::Cublas, min_cc: (8, 9) },
+    PathSpec { id: "cublaslt.matmul.f32.e4m3.e5m2.f32", a_fmt: Format::E4m3, b_fmt: Format::E5m2, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasLtMatmul", module: Module::Cublas, min_cc: (8, 9) },
+    PathSpec { id: "cublaslt.matmul.f32.e5m2.e4m3.f32", a_fmt: Format::E5m2, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasLtMatmul", module: Module::Cublas, min_cc: (8, 9) },
 ];
 
 /// The path with this identifier.
@@ -187,7 +198,8 @@ impl PathSpec {
     /// D = A·B). Its cases carry C = +0 everywhere ([`PathSpec::c_ignored`]), so the case still
     /// reads D = A·B + C exactly, signs of zero included.
     pub fn ignores_c(&self) -> bool {
-        self.id.ends_with(".scale_d0")
+        // `torch._scaled_mm` (the cublaslt.matmul paths) computes D = A·B, β = 0, too.
+        self.id.ends_with(".scale_d0") || self.id.starts_with("cublaslt.matmul.")
     }
 
     /// The C that stands for "no C" on a path that ignores it: +0. Not -0, the additive

@@ -7,6 +7,7 @@
 //! holds the arithmetic knobs and a `[schedule]` table, and `models/<arch>/cublas/<path>.configs.tsv.gz`
 //! the recorded configuration of every shape learned.
 
+pub mod capture;
 pub mod config;
 pub mod coverage;
 pub mod fprev;

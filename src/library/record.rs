@@ -24,6 +24,9 @@ pub struct GemmRecord {
     pub torch: String,
     #[serde(default)]
     pub cublas: String,
+    /// What ran the GEMM when it was not PyTorch: `mmafuzz library record`'s own executor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor: Option<String>,
     pub seed: u64,
     pub m: usize,
     pub n: usize,
