@@ -180,40 +180,13 @@ fn emulate_library(model: &str, input: &Path, output: &Path) -> anyhow::Result<E
     let emu = LibraryEmulator::new(&lm);
     let rules = &lm.rules;
     let run = |line: &str| -> Result<String, String> {
-        let Value::Object(mut obj) = serde_json::from_str::<Value>(line).map_err(|e| format!("field '<line>': not JSON: {e}"))? else {
-            return Err("field '<line>': expected a JSON object".into());
-        };
-        let dim = |key: &str| obj.get(key).and_then(Value::as_u64).map(|v| v as usize);
-        let (m, n) = (dim("m").ok_or("field 'm': missing")?, dim("n").ok_or("field 'n': missing")?);
-        let had_c = obj.contains_key("c");
-        if !had_c {
-            obj.insert("c".into(), Value::Array(vec![Value::String("0".into()); m * n]));
-        }
-        let bias = obj.shift_remove("bias");
-        let config = match obj.shift_remove("config") {
+        let l = super::gemm_line::GemmLine::parse(line, (rules.inputs, rules.b_inputs(), rules.output), &lm.chain.name)?;
+        let config = match &l.config {
             None => None,
-            Some(Value::String(s)) => Some(KernelConfig::from_log(&s).map_err(|e| format!("field 'config': {e}"))?),
+            Some(Value::String(s)) => Some(KernelConfig::from_log(s).map_err(|e| format!("field 'config': {e}"))?),
             Some(_) => return Err("field 'config': expected cuBLASLt's algo=[...] text".into()),
         };
-        let case = MmaCase::from_json(obj).map_err(|e| e.to_string())?;
-        if case.a_fmt != rules.inputs || case.b_fmt != rules.b_inputs() || case.c_fmt != rules.output {
-            return Err(format!(
-                "field 'a_fmt': {} takes A {}, B {}, C/D {} (got {}, {}, {})",
-                lm.chain.name, rules.inputs, rules.b_inputs(), rules.output, case.a_fmt, case.b_fmt, case.c_fmt
-            ));
-        }
-        let bias = match bias {
-            None => None,
-            Some(Value::Array(items)) if items.len() == n && !had_c => Some(
-                items
-                    .iter()
-                    .map(|v| v.as_str().and_then(|s| u64::from_str_radix(s, 16).ok()).filter(|b| b & !rules.output.mask() == 0))
-                    .collect::<Option<Vec<u64>>>()
-                    .ok_or(format!("field 'bias': not {n} {} bit patterns", rules.output))?,
-            ),
-            Some(_) => return Err(format!("field 'bias': expected {n} hex elements and no 'c'")),
-        };
-        let g = Gemm { m, n, k: case.k, a: case.a.clone(), b: case.b.clone(), c: had_c.then(|| case.c.clone()), bias };
+        let g = Gemm { m: l.m, n: l.n, k: l.case.k, a: l.case.a.clone(), b: l.case.b.clone(), c: l.c(), bias: l.bias.clone() };
         emu.check(&g).map_err(|e| e.to_string())?;
         let config = match config {
             Some(c) => c,
@@ -221,13 +194,7 @@ fn emulate_library(model: &str, input: &Path, output: &Path) -> anyhow::Result<E
         };
         let plan = emu.plan(&g, &config).map_err(|e| e.to_string())?;
         let d = emu.run(&g, &plan, &|_| ()).map_err(|e| e.to_string())?;
-        let mut out = case.to_json();
-        if !had_c {
-            out.shift_remove("c");
-        }
-        out.insert("config".into(), config.to_log().into());
-        out.insert("d".into(), Value::Array(d.iter().map(|&b| hex(b, rules.output).into()).collect()));
-        Ok(Value::Object(out).to_string())
+        Ok(l.answer(Some(config.to_log()), &d))
     };
     stream_lines(input, output, run)
 }

@@ -2,12 +2,10 @@
 //! own cuBLAS/cuBLASLt executor (`mmafuzz::exec::library`), called as PyTorch calls them.
 
 use anyhow::Context;
-use mmafuzz::case::hex;
+use super::gemm_line::GemmLine;
 use mmafuzz::exec::library::{library_path, LibraryExecutor, LibraryGemm, LIBRARY_PATHS};
 use mmafuzz::exec::Gpu;
 use mmafuzz::library::capture::{self, Addend, GemmJob, Provenance};
-use mmafuzz::MmaCase;
-use serde_json::Value;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -106,47 +104,10 @@ pub fn run(path_id: &str, device: usize, input: &Path, output: &Path) -> anyhow:
     let gpu = Gpu::open(device)?;
     let exec = Mutex::new(LibraryExecutor::new(&gpu)?);
     let work = |line: &str| -> Result<String, String> {
-        let Value::Object(mut obj) = serde_json::from_str::<Value>(line).map_err(|e| format!("field '<line>': not JSON: {e}"))? else {
-            return Err("field '<line>': expected a JSON object".into());
-        };
-        let dim = |key: &str| obj.get(key).and_then(Value::as_u64).map(|v| v as usize);
-        let (m, n) = (dim("m").ok_or("field 'm': missing")?, dim("n").ok_or("field 'n': missing")?);
-        let had_c = obj.contains_key("c");
-        if !had_c {
-            obj.insert("c".into(), Value::Array(vec![Value::String("0".into()); m * n]));
-        }
-        let bias_value = obj.shift_remove("bias");
-        obj.shift_remove("config");
-        obj.shift_remove("d");
-        let case = MmaCase::from_json(obj).map_err(|e| e.to_string())?;
-        if (case.a_fmt, case.b_fmt, case.c_fmt) != (lib.a_fmt, lib.b_fmt, lib.d_fmt) {
-            return Err(format!("field 'a_fmt': {} takes A {}, B {}, C/D {} (got {}, {}, {})", lib.id, lib.a_fmt, lib.b_fmt, lib.d_fmt, case.a_fmt, case.b_fmt, case.c_fmt));
-        }
-        let bias = match &bias_value {
-            None => None,
-            Some(Value::Array(items)) if items.len() == n && !had_c => Some(
-                items
-                    .iter()
-                    .map(|v| v.as_str().and_then(|s| u64::from_str_radix(s, 16).ok()).filter(|b| b & !lib.d_fmt.mask() == 0))
-                    .collect::<Option<Vec<u64>>>()
-                    .ok_or(format!("field 'bias': not {n} {} bit patterns", lib.d_fmt))?,
-            ),
-            Some(_) => return Err(format!("field 'bias': expected {n} hex elements and no 'c'")),
-        };
-        let g = LibraryGemm { m, n, k: case.k, a: case.a.clone(), b: case.b.clone(), b_transposed: false, c: had_c.then(|| case.c.clone()), bias };
+        let l = GemmLine::parse(line, (lib.a_fmt, lib.b_fmt, lib.d_fmt), lib.id)?;
+        let g = LibraryGemm { m: l.m, n: l.n, k: l.case.k, a: l.case.a.clone(), b: l.case.b.clone(), b_transposed: false, c: l.c(), bias: l.bias.clone() };
         let run = exec.lock().map_err(|_| "the GPU executor failed earlier".to_string())?.run(lib, &g).map_err(|e| e.to_string())?;
-        let mut out = case.to_json();
-        if !had_c {
-            out.shift_remove("c");
-        }
-        if let Some(b) = bias_value {
-            out.insert("bias".into(), b);
-        }
-        if let Some(c) = run.config() {
-            out.insert("config".into(), c.into());
-        }
-        out.insert("d".into(), Value::Array(run.d.iter().map(|&b| hex(b, lib.d_fmt).into()).collect()));
-        Ok(Value::Object(out).to_string())
+        Ok(l.answer(run.config(), &run.d))
     };
     super::emulate::stream_lines(input, output, work)
 }

@@ -8,6 +8,7 @@ mod engine;
 mod findings;
 mod fuzz;
 mod gemm;
+mod gemm_line;
 pub(crate) mod gpu;
 mod hunt;
 mod infer;
