@@ -172,6 +172,11 @@ pub struct SliceRule {
     /// more than lanes × this (gemvx with customOption 100: 16 lanes, chunks up to 64).
     #[serde(default)]
     pub lane_chunk_max: Option<usize>,
+    /// Each lane keeps two accumulators for alternate full blocks of this many k of its slice
+    /// (block 0, 2, … in one, 1, 3, … in the other) and a third for the remainder past the last
+    /// full block; a lane's sum is (even + odd) + remainder (gemv2T, customOption 11: 512).
+    #[serde(default)]
+    pub lane_blocks: Option<usize>,
     /// Deal over the lanes of all slices at once (the dot kernel: lane (k / lane_deal) mod
     /// (splits · lanes), its slice = lane / lanes) instead of each contiguous slice dealing its
     /// own part of K.
@@ -356,6 +361,9 @@ impl ScheduleRules {
     /// are chains; lanes add by `lanes_combine`, slices by `combine`.
     fn lanes_plan(rule: &SliceRule, slices: Vec<Range<usize>>, k: usize, reduction: Reduction, residue_first: Option<usize>, chain: usize, c_add: CAdd) -> Plan {
         let lanes = rule.lanes.expect("a lane rule");
+        if let (Some(block), false) = (rule.lane_blocks, rule.lanes_across_slices) {
+            return Self::blocked_lanes_plan(rule, lanes, block, &slices, reduction, residue_first, chain, c_add);
+        }
         let chains: Vec<Vec<Range<usize>>> = if rule.lanes_across_slices {
             lane_chains(0..k, lanes * slices.len(), rule.lane_deal, None)
         } else {
@@ -364,6 +372,47 @@ impl ScheduleRules {
         let per_slice = (0..chains.len() / lanes).map(|s| SumTree::over(s * lanes, lanes, rule.lanes_combine)).collect();
         let sum = SumTree::combine(per_slice, rule.combine);
         Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add }
+    }
+
+    /// Lanes with `lane_blocks` accumulators: per slice and lane the chains over its even full
+    /// blocks, its odd full blocks and the remainder, added (even + odd) + remainder.
+    #[allow(clippy::too_many_arguments)]
+    fn blocked_lanes_plan(rule: &SliceRule, lanes: usize, block: usize, slices: &[Range<usize>], reduction: Reduction, residue_first: Option<usize>, chain: usize, c_add: CAdd) -> Plan {
+        let mut chains: Vec<Vec<Range<usize>>> = vec![];
+        let mut per_slice = vec![];
+        for s in slices {
+            let full = s.len() / block;
+            let part = |blocks: &mut dyn Iterator<Item = Range<usize>>| {
+                let mut by_lane: Vec<Vec<Range<usize>>> = vec![vec![]; lanes];
+                for r in blocks {
+                    for (l, c) in lane_chains(r, lanes, rule.lane_deal, None).into_iter().enumerate() {
+                        by_lane[l].extend(c);
+                    }
+                }
+                by_lane
+            };
+            let at = |b: usize| s.start + b * block..s.start + (b + 1) * block;
+            let even = part(&mut (0..full).step_by(2).map(at));
+            let odd = part(&mut (1..full).step_by(2).map(at));
+            let rest = part(&mut std::iter::once(s.start + full * block..s.end).filter(|r| !r.is_empty()));
+            let mut lane_sums = vec![];
+            for l in 0..lanes {
+                let mut parts = vec![];
+                for c in [&even[l], &odd[l], &rest[l]] {
+                    if !c.is_empty() {
+                        parts.push(SumTree::leaf(chains.len()));
+                        chains.push(c.clone());
+                    }
+                }
+                if let Some(first) = parts.first().cloned() {
+                    lane_sums.push(parts.into_iter().skip(1).fold(first, |acc, p| SumTree::combine(vec![acc, p], Combine::InOrder)));
+                }
+            }
+            if !lane_sums.is_empty() {
+                per_slice.push(SumTree::combine(lane_sums, rule.lanes_combine));
+            }
+        }
+        Plan { slices: chains, sum: Some(SumTree::combine(per_slice, rule.combine)), reduction, residue_first, chain, c_add }
     }
 }
 
@@ -391,6 +440,33 @@ mod tests {
 
     fn config(algo: u32, split: i32) -> KernelConfig {
         KernelConfig::from_log(&format!("algoId={algo} reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK={split}")).unwrap()
+    }
+
+    /// gemv2T's lanes (customOption 11) at K = 1025: lane 0 chains k = 0, 16, …, 496, then
+    /// 512, …, 1008, then 1024 alone; the three meet as (even + odd) + remainder.
+    #[test]
+    fn blocked_lanes_keep_two_accumulators_and_the_remainder() {
+        let t: toml::Table = r#"
+            inputs = "f16"
+            compute = "f32"
+            output = "f32"
+            [[gemv]]
+            algos = [13]
+            lanes = 16
+            lane_deal = 1
+            lane_blocks = 512
+            multiple = 1
+        "#
+        .parse()
+        .unwrap();
+        let p = ScheduleRules::from_table(&t).unwrap().plan(4096, 1, 1025, &config(13, 1)).unwrap();
+        assert_eq!(p.slices.len(), 16 * 2 + 1);
+        let ks = |c: &Vec<Range<usize>>| c.iter().flat_map(|r| r.clone()).collect::<Vec<_>>();
+        assert_eq!(ks(&p.slices[0]), (0..512).step_by(16).collect::<Vec<_>>());
+        assert_eq!(ks(&p.slices[1]), (512..1024).step_by(16).collect::<Vec<_>>());
+        assert_eq!(ks(&p.slices[2]), vec![1024]);
+        let tree = p.sum.unwrap().show();
+        assert!(tree.starts_with(&format!("{}0+1)+2)+(3+4))+(5+6))", "(".repeat(17))), "{tree:.80}");
     }
 
     /// Slice starts measured on the H100 with chain profiles (scripts/torch-probe.py).

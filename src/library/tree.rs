@@ -41,7 +41,7 @@ pub enum Combine {
 }
 
 impl SumTree {
-    fn leaf(i: usize) -> SumTree {
+    pub fn leaf(i: usize) -> SumTree {
         SumTree(vec![Node::Leaf(i)])
     }
 
