@@ -81,16 +81,16 @@ pub struct Agreement {
 }
 
 /// The counts a plan implies: count(q, p) for k positions q ≠ p.
-pub struct Counts {
+pub struct Counts<'a> {
     /// Chain and position within it, per k.
     at: Vec<(usize, usize)>,
     weights: Vec<usize>,
-    plan_sum: Option<super::tree::SumTree>,
+    sum: Option<&'a super::tree::SumTree>,
     cache: HashMap<(usize, usize), usize>,
 }
 
-impl Counts {
-    pub fn new(plan: &Plan, k: usize) -> Counts {
+impl<'a> Counts<'a> {
+    pub fn new(plan: &'a Plan, k: usize) -> Counts<'a> {
         let mut at = vec![(usize::MAX, 0); k];
         let mut weights = Vec::with_capacity(plan.slices.len());
         for (c, chain) in plan.slices.iter().enumerate() {
@@ -103,7 +103,7 @@ impl Counts {
             }
             weights.push(pos);
         }
-        Counts { at, weights, plan_sum: plan.sum.clone(), cache: HashMap::new() }
+        Counts { at, weights, sum: plan.sum.as_ref(), cache: HashMap::new() }
     }
 
     /// count(q, p) under the plan.
@@ -116,7 +116,7 @@ impl Counts {
         if let Some(&w) = self.cache.get(&key) {
             return w;
         }
-        let w = match &self.plan_sum {
+        let w = match self.sum {
             Some(tree) => tree.lca_weight(cq, cp, &self.weights),
             // In order: chains 0 ..= max(cq, cp) are under the node that adds the later one.
             None => self.weights[..=key.1].iter().sum(),

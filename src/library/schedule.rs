@@ -404,8 +404,8 @@ impl ScheduleRules {
                         chains.push(c.clone());
                     }
                 }
-                if let Some(first) = parts.first().cloned() {
-                    lane_sums.push(parts.into_iter().skip(1).fold(first, |acc, p| SumTree::combine(vec![acc, p], Combine::InOrder)));
+                if !parts.is_empty() {
+                    lane_sums.push(SumTree::combine(parts, Combine::InOrder));
                 }
             }
             if !lane_sums.is_empty() {
