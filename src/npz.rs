@@ -262,9 +262,19 @@ impl Batch {
     /// agree. Tiles are checked when converted ([`Batch::case`]).
     pub fn read(path: &Path) -> Result<Batch, NpzError> {
         let file = path.display().to_string();
+        let f = std::fs::File::open(path).map_err(|e| NpzError { file: Some(file.clone()), member: None, tile: None, message: format!("cannot open: {e}") })?;
+        Batch::read_from(std::io::BufReader::new(f), &file)
+    }
+
+    /// [`Batch::read`] from bytes in memory (an external oracle's answer); `name` for messages.
+    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Batch, NpzError> {
+        Batch::read_from(std::io::Cursor::new(bytes), name)
+    }
+
+    fn read_from<R: Read + Seek>(reader: R, file: &str) -> Result<Batch, NpzError> {
+        let file = file.to_string();
         let err = |member: Option<&str>, message: String| NpzError { file: Some(file.clone()), member: member.map(str::to_string), tile: None, message };
-        let f = std::fs::File::open(path).map_err(|e| err(None, format!("cannot open: {e}")))?;
-        let mut npz = NpzArchive::new(std::io::BufReader::new(f)).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
+        let mut npz = NpzArchive::new(reader).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
         let mut member = |name: &str| read_member(&mut npz, name).map_err(|e| err(Some(name), e));
         const HEADER: &str = "a 1-D uint8 array of JSON text: np.frombuffer(json.dumps(h).encode(), np.uint8)";
         let header = member("header").map_err(|e| NpzError { message: format!("{}; the header is {HEADER}", e.message), ..e })?;
@@ -523,26 +533,57 @@ impl Batch {
     /// Write the batch (and D, where set) to `path` as an npz, atomically: written beside it
     /// and renamed into place when complete. Members are stored uncompressed, as `np.savez` does.
     pub fn write(&self, path: &Path) -> Result<(), NpzError> {
+        crate::store::replace_with(path, |file| self.write_to(std::io::BufWriter::new(file)))
+            .map_err(|e| NpzError { file: Some(path.display().to_string()), member: None, tile: None, message: format!("cannot write: {e}") })
+    }
+
+    /// The npz file's bytes (what [`Batch::write`] writes), in memory.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        self.write_to(&mut out).expect("writing to memory does not fail");
+        out.into_inner()
+    }
+
+    fn write_to<W: Write + Seek>(&self, out: W) -> std::io::Result<()> {
         let header = serde_json::to_vec(&self.header_json()).expect("a JSON map serialises");
         let header = Array { storage: Storage::Raw, width: 1, shape: vec![header.len()], bytes: header };
         let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("d", self.d.as_ref()), ("header", Some(&header))];
-        crate::store::replace_with(path, |file| {
-            let mut npz = NpzWriter::new(std::io::BufWriter::new(file));
-            for (name, arr) in members {
-                let Some(arr) = arr else { continue };
-                let options = npyz::zip::write::FileOptions::default()
-                    .compression_method(npyz::zip::CompressionMethod::Stored)
-                    // A fixed date: the same batch gives the same bytes.
-                    .last_modified_time(npyz::zip::DateTime::default())
-                    .large_file(arr.bytes.len() as u64 + 4096 >= u32::MAX as u64);
-                let shape: Vec<u64> = arr.shape.iter().map(|&d| d as u64).collect();
-                let w = npz.array::<u8>(name, options)?.dtype(DType::Plain(arr.descr())).shape(&shape).write_header_only()?;
-                w.write_all(&arr.bytes)?;
-            }
-            npz.zip_writer().finish()?.flush()
-        })
-        .map_err(|e| NpzError { file: Some(path.display().to_string()), member: None, tile: None, message: format!("cannot write: {e}") })
+        let mut npz = NpzWriter::new(out);
+        for (name, arr) in members {
+            let Some(arr) = arr else { continue };
+            let options = npyz::zip::write::FileOptions::default()
+                .compression_method(npyz::zip::CompressionMethod::Stored)
+                // A fixed date: the same batch gives the same bytes.
+                .last_modified_time(npyz::zip::DateTime::default())
+                .large_file(arr.bytes.len() as u64 + 4096 >= u32::MAX as u64);
+            let shape: Vec<u64> = arr.shape.iter().map(|&d| d as u64).collect();
+            let w = npz.array::<u8>(name, options)?.dtype(DType::Plain(arr.descr())).shape(&shape).write_header_only()?;
+            w.write_all(&arr.bytes)?;
+        }
+        npz.zip_writer().finish()?.flush()
     }
+}
+
+/// The results in an npz of only `d` (N×m×n in `c_fmt`, raw or typed): an external oracle's
+/// answer to a batch of `tiles` tiles of m×n. `name` is for messages.
+pub fn read_d(bytes: &[u8], name: &str, c_fmt: Format, tiles: usize, m: usize, n: usize) -> Result<Vec<Vec<u64>>, NpzError> {
+    let err = |member: Option<&str>, message: String| NpzError { file: Some(name.to_string()), member: member.map(str::to_string), tile: None, message };
+    let mut npz = NpzArchive::new(std::io::Cursor::new(bytes)).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
+    let d = read_member(&mut npz, "d").map_err(|e| err(Some("d"), e))?.ok_or_else(|| err(Some("d"), "missing".into()))?;
+    if d.shape != [tiles, m, n] {
+        return Err(err(Some("d"), format!("shape {:?}, asked for {tiles} tiles of {m}x{n}", d.shape)));
+    }
+    let storage = storage_of(&d.ty, c_fmt).map_err(|e| err(Some("d"), e))?;
+    let arr = Array { storage, width: d.ty.size_field() as usize, shape: d.shape, bytes: d.bytes };
+    (0..tiles)
+        .map(|t| {
+            let bits = arr.tile_bits(t, c_fmt).map_err(|e| NpzError { tile: Some(t), ..err(Some("d"), e) })?;
+            match bits.iter().find(|&&b| b & !c_fmt.mask() != 0) {
+                Some(b) => Err(NpzError { tile: Some(t), ..err(Some("d"), format!("{b:#x} is not a {c_fmt} bit pattern")) }),
+                None => Ok(bits),
+            }
+        })
+        .collect()
 }
 
 /// Every tile of an npz file as a case, checked.

@@ -72,38 +72,79 @@ pub fn corpus_lines(cases: &[&(MmaCase, Vec<u64>)], path: Option<&crate::exec::P
 pub fn replay_file(file: &Path, model: &Model) -> std::io::Result<ReplayStats> {
     let (cases, bad_lines) = read_corpus(file)?;
     let emu = Emulator::new(model.clone());
-    let results: Vec<(usize, usize, Option<String>)> = cases
-        .par_iter()
-        .map(|(case, d)| match emu.run(case) {
-            Ok(got) => {
-                let same = got.iter().zip(d).filter(|(a, b)| a == b).count();
-                let first = (same < d.len()).then(|| {
-                    let i = (0..d.len()).find(|&i| got[i] != d[i]).expect("a difference");
-                    let tile = case.extra.get("seed").map(|s| format!("tile {s} ")).unwrap_or_default();
-                    format!("{tile}element {i} (row {}, col {}): GPU {:x}, {} {:x}", i / case.n, i % case.n, d[i], model.name, got[i])
-                });
-                (d.len(), same, first)
-            }
-            Err(e) => (d.len(), 0, Some(format!("cannot emulate: {e}"))),
-        })
-        .collect();
+    let results: Vec<Result<Vec<u64>, String>> = cases.par_iter().map(|(case, _)| emu.run(case).map_err(|e| format!("cannot emulate: {e}"))).collect();
+    Ok(tally(&cases, results, &model.name, bad_lines, false))
+}
+
+/// Replay one corpus file against another side (an external oracle: [`crate::hunt::side`]),
+/// in batches of `batch` tiles. A batch the side cannot run counts as not reproduced. With
+/// `any_nan`, a NaN reproduces any NaN (a simulator that does not model NaN payloads).
+pub fn replay_file_side(file: &Path, side: &crate::hunt::side::Side, batch: usize, any_nan: bool) -> std::io::Result<ReplayStats> {
+    let (cases, bad_lines) = read_corpus(file)?;
+    let mut results = Vec::with_capacity(cases.len());
+    for chunk in cases.chunks(batch.max(1)) {
+        let tiles: Vec<MmaCase> = chunk.iter().map(|(c, _)| c.clone()).collect();
+        match side.execute(&tiles) {
+            Ok(ds) => results.extend(ds.into_iter().map(Ok)),
+            Err(e) => results.extend(std::iter::repeat_n(Err(format!("cannot run: {e}")), chunk.len())),
+        }
+    }
+    Ok(tally(&cases, results, &side.name(), bad_lines, any_nan))
+}
+
+/// Count what `results` (one per recorded case) reproduce of the recorded D.
+fn tally(cases: &[(MmaCase, Vec<u64>)], results: Vec<Result<Vec<u64>, String>>, name: &str, bad_lines: Vec<String>, any_nan: bool) -> ReplayStats {
     let mut s = ReplayStats { bad_lines, ..Default::default() };
-    for (n, same, first) in results {
+    for ((case, d), got) in cases.iter().zip(results) {
+        let f = case.c_fmt;
+        let equal = |a: Option<&u64>, b: Option<&u64>| match (a, b) {
+            (Some(&a), Some(&b)) => a == b || (any_nan && f.decode(a).is_nan() && f.decode(b).is_nan()),
+            _ => false,
+        };
+        let (same, first) = match got {
+            Ok(got) => {
+                let same = (0..d.len()).filter(|&i| equal(got.get(i), d.get(i))).count();
+                let first = (same < d.len()).then(|| {
+                    let i = (0..d.len()).find(|&i| !equal(got.get(i), d.get(i))).expect("a difference");
+                    let tile = case.extra.get("seed").map(|s| format!("tile {s} ")).unwrap_or_default();
+                    format!("{tile}element {i} (row {}, col {}): GPU {:x}, {name} {:x}", i / case.n, i % case.n, d[i], got.get(i).copied().unwrap_or_default())
+                });
+                (same, first)
+            }
+            Err(e) => (0, Some(e)),
+        };
         s.tiles += 1;
-        s.elements += n;
+        s.elements += d.len();
         s.elements_matching += same;
-        if same == n {
+        if same == d.len() {
             s.tiles_matching += 1;
         } else if let Some(f) = first.filter(|_| s.first_mismatches.len() < 3) {
             s.first_mismatches.push(f);
         }
     }
-    Ok(s)
+    s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With `any_nan` a NaN reproduces any NaN; without, only its own bits.
+    #[test]
+    fn any_nan_counts_nan_against_nan() {
+        let mut case = MmaCase::zeros(crate::Format::F16, crate::Format::F32, 1, 2, 1);
+        case.extra.insert("seed".into(), 1.into());
+        let cases = vec![(case, vec![0x7fff_ffff, 0x3f80_0000])];
+        let got = || vec![Ok(vec![0x7fc0_0000, 0x3f80_0000])];
+        let strict = tally(&cases, got(), "x", vec![], false);
+        assert_eq!((strict.elements_matching, strict.tiles_matching), (1, 0));
+        assert!(strict.first_mismatches[0].contains("element 0"), "{:?}", strict.first_mismatches);
+        let loose = tally(&cases, got(), "x", vec![], true);
+        assert_eq!((loose.elements_matching, loose.tiles_matching), (2, 1));
+        // A NaN against a number is never equal.
+        let wrong = tally(&cases, vec![Ok(vec![0x3f80_0000, 0x3f80_0000])], "x", vec![], true);
+        assert_eq!(wrong.elements_matching, 1);
+    }
 
     /// A corrupted line is reported by file and line and skipped; the good lines still count.
     #[test]

@@ -16,7 +16,8 @@ pub struct DiscoverArgs {
     path: String,
     #[arg(long, default_value_t = 0)]
     device: usize,
-    /// Stand-in for the GPU: a model name or file (to try discovery without a GPU).
+    /// Stand-in for the GPU: a model name or file (to try discovery without a GPU), or another
+    /// simulator as a process, `external:CMD` / `external-npz:CMD` (see `mmafuzz hunt --help`).
     #[arg(long)]
     oracle: Option<String>,
     /// At most this many tiles run on the GPU.
@@ -48,7 +49,7 @@ const WIDE: usize = 512 * 16;
 pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     let p = super::gpu::path(&args.path)?;
     let (oracle, provenance) = match &args.oracle {
-        Some(m) => (Side::model(Model::load(m)?), None),
+        Some(spec) => (Side::from_spec(spec, p).map_err(anyhow::Error::msg)?, None),
         None => {
             let gpu = Gpu::open(args.device)?;
             let prov = super::gpu::provenance(&gpu, p);

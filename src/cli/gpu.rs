@@ -154,16 +154,41 @@ pub fn run(path_id: &str, device: usize, input: &Path, output: &Path) -> anyhow:
 
 /// Run cases on the GPU and append them, with outputs and provenance, to the path's corpus file.
 /// `generated` = (seed, count): the path's generated tiles instead of `input`'s cases.
-pub fn record(path_id: &str, device: usize, input: &Path, generated: Option<(u64, u64)>, corpus: &Path) -> anyhow::Result<ExitCode> {
+pub fn record(path_id: &str, device: usize, input: &Path, generated: Option<(u64, u64)>, corpus: &Path, oracle: Option<(&str, &str)>) -> anyhow::Result<ExitCode> {
     let p = path(path_id)?;
-    let cases = match generated {
+    let cases: Vec<MmaCase> = match generated {
         Some((seed, count)) => (0..count).into_par_iter().map(|i| gen::case_at(p, seed, i)).collect(),
         None => read_tiles(input)?.0,
     };
-    let gpu = Gpu::open(device)?;
-    let (results, nondet) = run_batches(&gpu, p, &cases)?;
-    anyhow::ensure!(nondet == 0, "{nondet} tiles differed between two runs: not recording a nondeterministic path");
-    let provenance = provenance(&gpu, p);
+    let (results, provenance, source) = match oracle {
+        Some((spec, label)) => {
+            let side = match mmafuzz::hunt::external::External::from_spec(spec) {
+                Some(x) => x?,
+                None => anyhow::bail!("--oracle '{spec}': expected external:CMD or external-npz:CMD"),
+            };
+            let mut results = Vec::with_capacity(cases.len());
+            let bar = indicatif::ProgressBar::new(cases.len() as u64);
+            for chunk in cases.chunks(4096) {
+                results.extend(side.execute(chunk)?);
+                bar.inc(chunk.len() as u64);
+            }
+            bar.finish_and_clear();
+            let prov = json!({
+                "oracle": label,
+                "command": spec,
+                "path": p.id,
+                "date": mmafuzz::store::today_utc(),
+                "tool": format!("mmafuzz {}", env!("CARGO_PKG_VERSION")),
+            });
+            (results, prov, label.to_string())
+        }
+        None => {
+            let gpu = Gpu::open(device)?;
+            let (results, nondet) = run_batches(&gpu, p, &cases)?;
+            anyhow::ensure!(nondet == 0, "{nondet} tiles differed between two runs: not recording a nondeterministic path");
+            (results, provenance(&gpu, p), gpu.info.name.clone())
+        }
+    };
     let lines: Vec<String> = cases
         .par_iter()
         .zip(&results)
@@ -175,7 +200,7 @@ pub fn record(path_id: &str, device: usize, input: &Path, generated: Option<(u64
         .collect();
     let file = corpus.join(format!("{}.jsonl.gz", p.id));
     mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
-    println!("recorded {} tiles of {} from {} into {}", lines.len(), p.id, gpu.info.name, file.display());
+    println!("recorded {} tiles of {} from {source} into {}", lines.len(), p.id, file.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -22,8 +22,13 @@ pub struct HuntArgs {
     /// The model under test (side B); default: the path's current sm90 model, sm90:PATH.
     #[arg(long)]
     model: Option<String>,
-    /// Side A: `gpu`, `exact` (MPFR, rounded to nearest), `exact-rz`/`-ru`/`-rd`/`-rna`, or a
-    /// model name or file. Default: `gpu` when a GPU is present, otherwise `exact`.
+    /// Side A: `gpu`, `exact` (MPFR, rounded to nearest), `exact-rz`/`-ru`/`-rd`/`-rna`, a
+    /// model name or file, or another simulator as a process: `external:CMD` (each batch goes
+    /// to CMD's stdin as JSONL case lines and an empty line; CMD answers one line per case with
+    /// "d", then an empty line) or `external-npz:CMD` (an 8-byte little-endian length and an npz
+    /// of the tiles each way, the answer holding d). CMD runs under `sh -c`, once for the hunt;
+    /// scripts/mmasim-oracle.py speaks both for MMA-Sim. Default: `gpu` when a GPU is present,
+    /// otherwise `exact`.
     #[arg(long)]
     against: Option<String>,
     /// Stop after this long (e.g. 90s, 10m, 1h).
@@ -130,9 +135,7 @@ fn side_a(against: Option<&str>, devices: &str, path: &'static mmafuzz::exec::Pa
                 Ok(Side::Exact(Rounding::Rne))
             }
         },
-        Some("exact") => Ok(Side::Exact(Rounding::Rne)),
-        Some(s) if s.starts_with("exact-") => Ok(Side::Exact(s["exact-".len()..].parse().map_err(|e: String| anyhow::anyhow!(e))?)),
-        Some(m) => Ok(Side::model(Model::load(m)?)),
+        Some(spec) => Side::from_spec(spec, path).map_err(anyhow::Error::msg),
     }
 }
 

@@ -18,6 +18,7 @@ mod library_exec;
 mod models;
 mod probes;
 mod report;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -121,6 +122,10 @@ enum Command {
     ///
     /// Exit status 0 when models survive, 1 when the data contradicts every one.
     Discover(discover::DiscoverArgs),
+    /// Be an external oracle: answer batches of tiles from stdin under a model (or the exact
+    /// reference) on stdout, in the protocol of `hunt --against external:CMD` (JSONL or npz),
+    /// until stdin ends. E.g. `--against "external:ssh host mmafuzz serve --model sm90:PATH"`.
+    Serve(serve::ServeArgs),
     /// Work on the GPU corpus: stats, add (promote findings, or a fuzz artifact), compact,
     /// dedup, merge, minimise.
     #[command(subcommand)]
@@ -237,6 +242,14 @@ enum Command {
         seed: u64,
         #[arg(long, default_value = "corpus")]
         corpus: PathBuf,
+        /// Record another simulator's answers instead of the GPU's: `external:CMD` or
+        /// `external-npz:CMD` (see `mmafuzz hunt --help`), with --label saying what it is. Keep
+        /// them apart from the GPU corpus (e.g. --corpus corpus/mmasim/hopper).
+        #[arg(long, requires = "label")]
+        oracle: Option<String>,
+        /// What the oracle is, stored as each tile's provenance ("MMA-Sim 2.1.1 Hopper model, not hardware").
+        #[arg(long, requires = "oracle")]
+        label: Option<String>,
     },
     /// Generate edge-biased cases of a path's shape and formats (recipe and seed recorded).
     ///
@@ -262,6 +275,18 @@ enum Command {
         /// Comma-separated models.
         #[arg(long, default_value = "h100,a100,v100,v100-hickmann,exact-rne,fma-chain-rne")]
         models: String,
+        /// Also replay against another simulator: `external:CMD` (JSONL over its stdin and
+        /// stdout) or `external-npz:CMD` (length-prefixed npz); repeatable. See `mmafuzz hunt
+        /// --help` for the protocol; scripts/mmasim-oracle.py is one for MMA-Sim.
+        #[arg(long)]
+        oracle: Vec<String>,
+        /// Only corpus files whose path contains this.
+        #[arg(long)]
+        filter: Option<String>,
+        /// In the oracles' columns, a NaN reproduces any NaN (for simulators that do not model
+        /// NaN payloads, as MMA-Sim's FP64 does not).
+        #[arg(long)]
+        any_nan: bool,
     },
     /// List the built-in models, or show one model's resolved knobs.
     Models {
@@ -284,6 +309,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Findings(cmd) => findings::findings(cmd),
         Command::Fuzz(cmd) => fuzz::fuzz(cmd),
         Command::Discover(args) => discover::discover(args),
+        Command::Serve(args) => serve::serve(args),
         Command::Report { corpus, output } => report::report(&corpus, &output),
         Command::Bench { models, seconds, paths } => match paths {
             Some(p) => bench::bench_paths(&p, seconds),
@@ -293,19 +319,36 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Devices => gpu::devices(),
         Command::EngineCheck(args) => engine::check(args),
         Command::GpuBench { device, batches } => gpu::bench(device, &batches),
-        Command::Replay { corpus, models } => replay(&corpus, &models),
+        Command::Replay { corpus, models, oracle, filter, any_nan } => replay(&corpus, &models, &oracle, filter.as_deref(), any_nan),
         Command::GpuCheck { path, device, tiles } => gpu::check(path.as_deref(), device, tiles),
         Command::Run { path, device, input, output } => gpu::run(&path, device, &input, &output),
-        Command::Record { path, device, input, count, seed, corpus } => gpu::record(&path, device, &input, count.map(|n| (seed, n)), &corpus),
+        Command::Record { path, device, input, count, seed, corpus, oracle, label } => {
+            gpu::record(&path, device, &input, count.map(|n| (seed, n)), &corpus, oracle.as_deref().zip(label.as_deref()))
+        }
         Command::Gen { path, count, seed, output } => gpu::generate(&path, count, seed, &output),
     }
 }
 
-fn replay(corpus: &std::path::Path, models: &str) -> anyhow::Result<ExitCode> {
+fn replay(corpus: &std::path::Path, models: &str, oracles: &[String], filter: Option<&str>, any_nan: bool) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
-    let models: Vec<mmafuzz::Model> = models.split(',').map(|m| mmafuzz::Model::load(m.trim())).collect::<Result<_, _>>()?;
-    let files = mmafuzz::replay::corpus_files(corpus).with_context(|| format!("cannot list {}", corpus.display()))?;
+    use mmafuzz::hunt::external::External;
+    let models: Vec<mmafuzz::Model> = models.split(',').filter(|m| !m.trim().is_empty()).map(|m| mmafuzz::Model::load(m.trim())).collect::<Result<_, _>>()?;
+    let oracles: Vec<mmafuzz::hunt::side::Side> = oracles
+        .iter()
+        .map(|spec| match External::from_spec(spec) {
+            Some(x) => Ok(mmafuzz::hunt::side::Side::External(x?)),
+            None => anyhow::bail!("--oracle '{spec}': expected external:CMD or external-npz:CMD"),
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let files: Vec<_> = mmafuzz::replay::corpus_files(corpus)
+        .with_context(|| format!("cannot list {}", corpus.display()))?
+        .into_iter()
+        .filter(|f| filter.is_none_or(|s| mmafuzz::replay::corpus_path_id(f).contains(s)))
+        .collect();
     print!("{:<36}", "path (tiles reproduced bitwise)");
+    for i in 0..oracles.len() {
+        print!(" {:>14}", format!("oracle {}", i + 1));
+    }
     for m in &models {
         print!(" {:>14}", m.name);
     }
@@ -315,6 +358,15 @@ fn replay(corpus: &std::path::Path, models: &str) -> anyhow::Result<ExitCode> {
         print!("{name:<36}");
         let mut bad = Vec::new();
         let mut wrong = Vec::new();
+        for (i, o) in oracles.iter().enumerate() {
+            let s = mmafuzz::replay::replay_file_side(&f, o, 4096, any_nan).with_context(|| format!("cannot read {}", f.display()))?;
+            let pct = 100.0 * s.tile_fraction();
+            let pct = if s.tiles_matching < s.tiles { pct.min(99.9) } else { pct };
+            print!(" {pct:>7.1}% {:>5}", s.tiles);
+            if s.tiles_matching < s.tiles {
+                wrong.push(format!("oracle {} ({}): {} of {} tiles not reproduced; first: {}", i + 1, o.describe(), s.tiles - s.tiles_matching, s.tiles, s.first_mismatches.join("; ")));
+            }
+        }
         for m in &models {
             let s = mmafuzz::replay::replay_file(&f, m).with_context(|| format!("cannot read {}", f.display()))?;
             // Never 100.0% for a corpus with one tile in ten thousand not reproduced.

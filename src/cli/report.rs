@@ -1,4 +1,5 @@
-//! `mmafuzz report`: inferred knobs against the published claims, as Markdown and SVG.
+//! `mmafuzz report`: inferred knobs against the published claims, and the library paths'
+//! validated shapes, as Markdown and SVG.
 
 use anyhow::Context;
 use std::path::Path;
@@ -7,8 +8,18 @@ use std::process::ExitCode;
 pub fn report(corpus: &Path, out: &Path) -> anyhow::Result<ExitCode> {
     let rows = mmafuzz::report::rows(corpus);
     anyhow::ensure!(!rows.is_empty(), "no sm90 models to report on");
-    let md = mmafuzz::report::markdown(&rows);
-    for (name, text) in [("report.md", &md), ("report.svg", &mmafuzz::report::svg(&rows))] {
+    let lib_dir = corpus.join("library");
+    let library = if lib_dir.is_dir() {
+        eprintln!("replaying {} (every recorded GEMM, a few minutes)...", lib_dir.display());
+        mmafuzz::report::library::rows(&lib_dir, None).with_context(|| format!("cannot read {}", lib_dir.display()))?
+    } else {
+        Vec::new()
+    };
+    let mut md = mmafuzz::report::markdown(&rows);
+    if !library.is_empty() {
+        md.push_str(&mmafuzz::report::library::markdown(&library));
+    }
+    for (name, text) in [("report.md", &md), ("report.svg", &mmafuzz::report::svg::svg(&rows, &library))] {
         let file = out.join(name);
         mmafuzz::store::write_atomically(&file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
     }

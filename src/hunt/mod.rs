@@ -6,6 +6,7 @@
 pub mod compare;
 mod engine;
 pub mod explain;
+pub mod external;
 pub mod finding;
 pub mod guided;
 pub mod minimise;

@@ -6,6 +6,7 @@ use crate::exact;
 use crate::exec::{Gpu, PathSpec};
 use crate::format::Rounding;
 use crate::model::{Emulator, Model};
+use super::external::{External, ExternalError};
 use rayon::prelude::*;
 
 /// Batches of at most this many tiles run on the calling thread.
@@ -19,6 +20,8 @@ pub enum Side {
     Model(Emulator),
     /// The exact value correctly rounded into D's format (MPFR).
     Exact(Rounding),
+    /// Another simulator as a child process ([`External`]: `external:CMD`, `external-npz:CMD`).
+    External(External),
 }
 
 /// What went wrong while computing one side.
@@ -30,6 +33,8 @@ pub enum SideError {
     Nondeterministic(usize),
     #[error("emulator: {0}")]
     Emulator(#[from] crate::model::EmulatorError),
+    #[error(transparent)]
+    External(#[from] ExternalError),
 }
 
 impl Side {
@@ -38,8 +43,12 @@ impl Side {
     }
 
     /// A side from its name: `gpu` (the first GPU), `exact` (MPFR, rounded to nearest),
-    /// `exact-rz`/`-ru`/`-rd`/`-rna`, or a model name or file.
+    /// `exact-rz`/`-ru`/`-rd`/`-rna`, `external:CMD` or `external-npz:CMD` (another simulator,
+    /// [`External`]), or a model name or file.
     pub fn from_spec(spec: &str, path: &'static PathSpec) -> Result<Side, String> {
+        if let Some(oracle) = External::from_spec(spec) {
+            return oracle.map(Side::External).map_err(|e| e.to_string());
+        }
         match spec {
             "gpu" => {
                 let gpu = Gpu::open(0).map_err(|e| format!("no GPU to fuzz against ({e}); name another side: exact, exact-rz, or a model"))?;
@@ -68,6 +77,7 @@ impl Side {
             Side::Gpu { .. } => "gpu".into(),
             Side::Model(e) => e.model().name.clone(),
             Side::Exact(r) => format!("exact-{}", r.name()),
+            Side::External(_) => "external".into(),
         }
     }
 
@@ -80,6 +90,7 @@ impl Side {
             }
             Side::Model(e) => format!("model {}: {}", e.model().name, e.model().description),
             Side::Exact(r) => format!("exact value (MPFR) rounded {} into D's format", r.name()),
+            Side::External(x) => format!("external oracle `{}` ({:?} protocol)", x.command, x.protocol),
         }
     }
 
@@ -102,6 +113,7 @@ impl Side {
                 .par_iter()
                 .map(|t| exact::exact_tile(t).iter().map(|x| x.round(t.c_fmt, *r)).collect())
                 .collect()),
+            Side::External(x) => Ok(x.execute(tiles)?),
         }
     }
 
@@ -109,7 +121,7 @@ impl Side {
     /// one element per candidate).
     pub fn execute_elements(&self, tiles: &[MmaCase], at: &[(usize, usize)]) -> Result<Vec<u64>, SideError> {
         match self {
-            Side::Gpu { .. } => {
+            Side::Gpu { .. } | Side::External(_) => {
                 let d = self.execute(tiles)?;
                 Ok(d.iter().zip(tiles).zip(at).map(|((d, t), &(i, j))| d[i * t.n + j]).collect())
             }

@@ -38,6 +38,8 @@ pub enum GemmError {
     Emulator(#[from] EmulatorError),
     #[error("no recorded kernel configuration for {m}x{n}x{k} (beta {beta}) in this model's table: outside what was learned")]
     Unlearned { m: usize, n: usize, k: usize, beta: u8 },
+    #[error("no recorded kernel configuration for {m}x{n}x{k} with a bias (F.linear's cuBLASLt epilogue): the table learned torch.mm and torch.addmm, whose kernels differ")]
+    UnlearnedBias { m: usize, n: usize, k: usize },
     #[error("shape: {0}")]
     Shape(String),
 }
@@ -57,6 +59,9 @@ impl<'a> LibraryEmulator<'a> {
 
     /// The configuration the library runs for this GEMM's shape, from the learned table.
     pub fn config(&self, g: &Gemm) -> Result<&'a KernelConfig, GemmError> {
+        if g.bias.is_some() {
+            return Err(GemmError::UnlearnedBias { m: g.m, n: g.n, k: g.k });
+        }
         let beta = g.c.is_some();
         self.model
             .table

@@ -1,7 +1,11 @@
 //! The report: per instruction path, the knobs of its current model (inferred from the GPU
 //! corpus) side by side with what the seed papers published for the H100 (FTTN Table III), each
 //! marked as agreeing or contradicting, with how much of the corpus the model reproduces.
-//! Rendered as Markdown and as an SVG picture.
+//! Rendered as Markdown and as an SVG picture ([`svg`]); the library paths' validated shapes
+//! are [`library`].
+
+pub mod library;
+pub mod svg;
 
 use crate::exec::{PathSpec, PATHS};
 use crate::format::{Format, Rounding};
@@ -166,47 +170,6 @@ pub fn markdown(rows: &[Row]) -> String {
     s
 }
 
-/// The same table as an SVG picture: one row per path, one column per knob, green where the
-/// model agrees with the published claim, red where it contradicts, grey where there is none;
-/// the first column shades with the fraction of the corpus reproduced.
-pub fn svg(rows: &[Row]) -> String {
-    let (label_w, cell_w, cell_h, top) = (300, 150, 26, 60);
-    let width = label_w + cell_w * (COLUMNS.len() + 1) + 10;
-    let height = top + cell_h * rows.len() + 40;
-    let esc = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-    let mut s = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"monospace\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-    s.push_str("<text x=\"10\" y=\"20\" font-size=\"14\">H100 paths: inferred knobs vs FTTN Table III (green agrees, red contradicts, grey: no claim)</text>\n");
-    let headers: Vec<&str> = std::iter::once("corpus reproduced").chain(COLUMNS.iter().copied()).collect();
-    for (i, h) in headers.iter().enumerate() {
-        s.push_str(&format!("<text x=\"{}\" y=\"{}\">{}</text>\n", label_w + i * cell_w + 4, top - 8, esc(h)));
-    }
-    for (r_i, r) in rows.iter().enumerate() {
-        let y = top + r_i * cell_h;
-        s.push_str(&format!("<text x=\"10\" y=\"{}\">{}</text>\n", y + 17, esc(r.path.id)));
-        let frac = r.stats.as_ref().map(|st| st.tile_fraction());
-        let (fill, text) = match frac {
-            Some(f) => (format!("rgb({},{},{})", (255.0 * (1.0 - f)) as u8, (80.0 + 150.0 * f) as u8, 90), format!("{:.1}%", 100.0 * f)),
-            None => ("#dddddd".to_string(), "no corpus".into()),
-        };
-        s.push_str(&format!("<rect x=\"{label_w}\" y=\"{y}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"white\"/>\n", cell_w, cell_h));
-        s.push_str(&format!("<text x=\"{}\" y=\"{}\">{}</text>\n", label_w + 4, y + 17, text));
-        for (c_i, c) in r.cells.iter().enumerate() {
-            let x = label_w + (c_i + 1) * cell_w;
-            let fill = match c.claim {
-                Some((_, true)) => "#9fd89f",
-                Some((_, false)) => "#f09a9a",
-                None => "#e4e4e4",
-            };
-            let mut v = c.value.clone();
-            v.truncate(22);
-            s.push_str(&format!("<rect x=\"{x}\" y=\"{y}\" width=\"{cell_w}\" height=\"{cell_h}\" fill=\"{fill}\" stroke=\"white\"/>\n"));
-            s.push_str(&format!("<text x=\"{}\" y=\"{}\">{}</text>\n", x + 4, y + 17, esc(&v)));
-        }
-    }
-    s.push_str("</svg>\n");
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,8 +202,24 @@ mod tests {
             assert!(md.contains(r.path.id), "{}", r.path.id);
         }
         assert!(md.contains("claims checked"));
-        let picture = svg(&rows);
+        // A few records per library file: every library path gets a row.
+        let library = library::rows(&corpus.join("library"), Some(12)).unwrap();
+        assert!(library.len() >= 11, "{}", library.len());
+        assert!(library.iter().all(|r| r.total().gemms == 12 && r.total().exact > 0), "{library:?}");
+        let md = library::markdown(&library);
+        assert!(md.contains("`cublas.gemm.f32.f16.f16.f32`") && md.contains(&format!("{} recorded GEMMs", 12 * library.len())), "{md}");
+        let picture = svg::svg(&rows, &library);
         assert!(picture.starts_with("<svg") && picture.trim_end().ends_with("</svg>"));
-        assert_eq!(picture.matches("<rect").count(), 1 + rows.len() * (COLUMNS.len() + 1));
+        // One cell per path and column (label, corpus, knobs), one per library path and shape
+        // class plus its label, the background and the legends' swatches.
+        let cells = rows.len() * (COLUMNS.len() + 2) + library.len() * (library::SHAPE_CLASSES.len() + 1);
+        assert_eq!(picture.matches("<rect").count(), 1 + 4 + 4 + cells);
+        // Nothing is clipped: every knob value is in the picture, wrapped at spaces.
+        for r in &rows {
+            for c in &r.cells {
+                let words: Vec<&str> = c.value.split_whitespace().collect();
+                assert!(words.iter().all(|w| picture.contains(&svg::wrap(w, 100)[0])), "{}", c.value);
+            }
+        }
     }
 }

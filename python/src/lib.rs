@@ -1,0 +1,453 @@
+//! The native half of the `mmafuzz` Python package. Python (`python/mmafuzz/__init__.py`) turns
+//! typed NumPy arrays into raw bit patterns of a named format without copying (a view as the
+//! unsigned integer of the container's width, then as bytes) and calls these functions; they read
+//! the bytes in place, run the emulator, the library emulator or the MPFR reference on all cores
+//! with the GIL released, and hand back D as a fresh byte array that Python views as D's dtype.
+
+use mmafuzz::case::MmaCase;
+use mmafuzz::exec::paths::path_by_id;
+use mmafuzz::format::{Format, Rounding};
+use mmafuzz::library::gemm::{Gemm, GemmError, LibraryEmulator};
+use mmafuzz::library::{KernelConfig, LibraryError, LibraryModel};
+use mmafuzz::{exact, Emulator, Model};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyValueError, PyException};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+create_exception!(mmafuzz, MmafuzzError, PyException, "An input mmafuzz cannot run: a bad tile, model or shape.");
+create_exception!(mmafuzz, NotModelled, MmafuzzError, "A library kernel (the configuration the GPU runs for this shape) whose schedule the model does not cover yet: declined, not guessed.");
+create_exception!(mmafuzz, UnlearnedShape, MmafuzzError, "A library GEMM whose shape is outside what the model's table learned (give `config=`).");
+
+fn err(message: impl std::fmt::Display) -> PyErr {
+    MmafuzzError::new_err(message.to_string())
+}
+
+fn format(name: &str) -> PyResult<Format> {
+    name.parse().map_err(|e: String| PyValueError::new_err(e))
+}
+
+/// Bytes per element of a format's container (1 for the narrow integers and FP8, 2, 4, 8).
+fn width(f: Format) -> usize {
+    f.storage_bits().div_ceil(8) as usize
+}
+
+/// Elements of `f` from little-endian bytes of its container width.
+fn bits_of(bytes: &[u8], f: Format) -> Vec<u64> {
+    match width(f) {
+        1 => bytes.iter().map(|&b| b as u64).collect(),
+        2 => bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect(),
+        4 => bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64).collect(),
+        _ => bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
+    }
+}
+
+/// Write elements of `f` as little-endian bytes of its container width.
+fn put_bits(out: &mut [u8], bits: &[u64], f: Format) {
+    let w = width(f);
+    for (o, &b) in out.chunks_exact_mut(w).zip(bits) {
+        o.copy_from_slice(&b.to_le_bytes()[..w]);
+    }
+}
+
+/// Instruction models by name, loaded once (a file path is read every time: it may change).
+fn emulator(name: &str) -> PyResult<Arc<Emulator>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Emulator>>>> = OnceLock::new();
+    let embedded = mmafuzz::model::embedded_model_source(name).is_some();
+    let cache = CACHE.get_or_init(Default::default);
+    if embedded {
+        if let Some(e) = cache.lock().expect("cache lock").get(name) {
+            return Ok(e.clone());
+        }
+    }
+    let model = Model::load(name).map_err(err)?;
+    if model.schedule.is_some() {
+        return Err(err(format!("{name} is a library model: call mmafuzz.matmul (whole GEMMs of any shape), not emulate")));
+    }
+    let e = Arc::new(Emulator::new(model));
+    if embedded {
+        cache.lock().expect("cache lock").insert(name.to_string(), e.clone());
+    }
+    Ok(e)
+}
+
+fn library(name: &str) -> PyResult<Arc<LibraryModel>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<LibraryModel>>>> = OnceLock::new();
+    let embedded = mmafuzz::model::embedded_model_source(name).is_some();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(m) = embedded.then(|| cache.lock().expect("cache lock").get(name).cloned()).flatten() {
+        return Ok(m);
+    }
+    let m = match LibraryModel::load(name, None) {
+        Err(LibraryError::NotLibrary(m)) => return Err(err(format!("'{m}' is an instruction model: call mmafuzz.emulate with tiles; matmul needs a library model (sm90:cublas...)"))),
+        other => Arc::new(other.map_err(err)?),
+    };
+    if embedded {
+        cache.lock().expect("cache lock").insert(name.to_string(), m.clone());
+    }
+    Ok(m)
+}
+
+/// A batch of N tiles as borrowed bytes, the shape and the formats.
+struct Tiles<'a> {
+    fmts: (Format, Format, Format),
+    shape: (usize, usize, usize, usize),
+    a: &'a [u8],
+    b: &'a [u8],
+    c: &'a [u8],
+    meta: Option<&'a [u8]>,
+    xor: bool,
+}
+
+impl Tiles<'_> {
+    fn check(&self) -> PyResult<()> {
+        let ((af, bf, cf), (tiles, m, n, k)) = (self.fmts, self.shape);
+        let a_cols = if self.meta.is_some() { k / 2 } else { k };
+        let want = [
+            ("a", self.a.len(), tiles * m * a_cols * width(af)),
+            ("b", self.b.len(), tiles * k * n * width(bf)),
+            ("c", self.c.len(), tiles * m * n * width(cf)),
+            ("meta", self.meta.map_or(0, <[u8]>::len), if self.meta.is_some() { tiles * m * a_cols } else { 0 }),
+        ];
+        for (name, got, need) in want {
+            if got != need {
+                return Err(err(format!("{name} holds {got} bytes; {tiles} tiles of {m}x{n}x{k} need {need}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Tile `t` as a case, checked as a JSONL line is.
+    fn case(&self, t: usize) -> Result<MmaCase, String> {
+        let ((af, bf, cf), (_, m, n, k)) = (self.fmts, self.shape);
+        let a_cols = if self.meta.is_some() { k / 2 } else { k };
+        let part = |bytes: &[u8], per: usize, f: Format| bits_of(&bytes[t * per * width(f)..(t + 1) * per * width(f)], f);
+        let mut case = MmaCase::zeros(af, cf, m, n, k);
+        case.b_fmt = bf;
+        case.a = part(self.a, m * a_cols, af);
+        case.b = part(self.b, k * n, bf);
+        case.c = part(self.c, m * n, cf);
+        case.meta = self.meta.map(|meta| meta[t * m * a_cols..(t + 1) * m * a_cols].to_vec());
+        if self.xor {
+            case.extra.insert("op".into(), Value::from("xor"));
+        }
+        case.validate().map_err(|e| e.to_string())?;
+        Ok(case)
+    }
+
+    /// D of every tile, `run` on all cores; the first failing tile's error.
+    fn run(&self, run: impl Fn(&MmaCase) -> Result<Vec<u64>, String> + Sync) -> Result<Vec<u8>, String> {
+        let (tiles, m, n, _) = self.shape;
+        let per = m * n * width(self.fmts.2);
+        let mut out = vec![0u8; tiles * per];
+        out.par_chunks_mut(per.max(1)).enumerate().try_for_each(|(t, o)| {
+            let case = self.case(t).map_err(|e| format!("tile {t}: {e}"))?;
+            let d = run(&case).map_err(|e| format!("tile {t}: {e}"))?;
+            put_bits(o, &d, self.fmts.2);
+            Ok::<(), String>(())
+        })?;
+        Ok(out)
+    }
+}
+
+type Bytes<'py> = PyReadonlyArray1<'py, u8>;
+
+/// D = A·B + C on N tiles under an instruction model (bytes of raw bit patterns in).
+#[pyfunction]
+#[pyo3(signature = (model, fmts, shape, a, b, c, meta=None, xor=false))]
+#[allow(clippy::too_many_arguments)]
+fn emulate_raw<'py>(
+    py: Python<'py>,
+    model: &str,
+    fmts: (String, String, String),
+    shape: (usize, usize, usize, usize),
+    a: Bytes<'py>,
+    b: Bytes<'py>,
+    c: Bytes<'py>,
+    meta: Option<Bytes<'py>>,
+    xor: bool,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let emu = emulator(model)?;
+    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor };
+    tiles.check()?;
+    let d = py.detach(|| tiles.run(|case| emu.run(case).map_err(|e| e.to_string()))).map_err(err)?;
+    Ok(d.into_pyarray(py))
+}
+
+/// The exact D = A·B + C (MPFR) rounded once to C's format.
+#[pyfunction]
+#[pyo3(signature = (fmts, shape, a, b, c, rounding="rne", meta=None, xor=false))]
+#[allow(clippy::too_many_arguments)]
+fn reference_raw<'py>(
+    py: Python<'py>,
+    fmts: (String, String, String),
+    shape: (usize, usize, usize, usize),
+    a: Bytes<'py>,
+    b: Bytes<'py>,
+    c: Bytes<'py>,
+    rounding: &str,
+    meta: Option<Bytes<'py>>,
+    xor: bool,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let rnd: Rounding = rounding.parse().map_err(|e: String| PyValueError::new_err(e))?;
+    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor };
+    tiles.check()?;
+    let d = py
+        .detach(|| tiles.run(|case| Ok(exact::exact_tile(case).iter().map(|x| x.round(case.c_fmt, rnd)).collect())))
+        .map_err(err)?;
+    Ok(d.into_pyarray(py))
+}
+
+/// A library model's formats: (A, B, D), as format names.
+#[pyfunction]
+fn library_formats(model: &str) -> PyResult<(String, String, String)> {
+    let lm = library(model)?;
+    let r = &lm.rules;
+    Ok((r.inputs.name().into(), r.b_inputs().name().into(), r.output.name().into()))
+}
+
+/// "instruction" or "library" for a model name or file; an error for an unknown or bad model.
+#[pyfunction]
+fn model_kind(model: &str) -> PyResult<&'static str> {
+    let m = Model::load(model).map_err(err)?;
+    Ok(if m.schedule.is_some() { "library" } else { "instruction" })
+}
+
+/// The shapes a library model's table learned: (m, n, k, beta, the kernel configuration).
+#[pyfunction]
+fn learned_shapes(model: &str) -> PyResult<Vec<(usize, usize, usize, u8, String)>> {
+    let lm = library(model)?;
+    Ok(lm.table.iter().map(|((m, n, k, beta), c)| (m, n, k, beta as u8, c.to_log())).collect())
+}
+
+/// A path's formats and kind, where `name` is `ARCH:PATH` of a known instruction:
+/// (A, B, C, sparse, xor); None otherwise.
+#[pyfunction]
+fn path_formats(name: &str) -> Option<(String, String, String, bool, bool)> {
+    let id = name.split_once(':').map_or(name, |(_, p)| p);
+    let p = path_by_id(id)?;
+    Some((p.a_fmt.name().into(), p.b_fmt.name().into(), p.c_fmt.name().into(), p.sparse(), p.xor_popc()))
+}
+
+/// One whole GEMM under a library model: (D's bytes, the kernel configuration used).
+#[pyfunction]
+#[pyo3(signature = (model, shape, a, b, c=None, bias=None, config=None))]
+#[allow(clippy::too_many_arguments)]
+fn matmul_raw<'py>(
+    py: Python<'py>,
+    model: &str,
+    shape: (usize, usize, usize),
+    a: Bytes<'py>,
+    b: Bytes<'py>,
+    c: Option<Bytes<'py>>,
+    bias: Option<Bytes<'py>>,
+    config: Option<&str>,
+) -> PyResult<(Bound<'py, PyArray1<u8>>, String)> {
+    let lm = library(model)?;
+    let r = &lm.rules;
+    let (m, n, k) = shape;
+    let (ia, ib, out) = (r.inputs, r.b_inputs(), r.output);
+    let sized = |name: &str, bytes: &[u8], count: usize, f: Format| -> PyResult<Vec<u64>> {
+        if bytes.len() != count * width(f) {
+            return Err(err(format!("{name} holds {} bytes; {count} elements of {f} need {}", bytes.len(), count * width(f))));
+        }
+        Ok(bits_of(bytes, f))
+    };
+    let g = Gemm {
+        m,
+        n,
+        k,
+        a: sized("a", a.as_slice()?, m * k, ia)?,
+        b: sized("b", b.as_slice()?, k * n, ib)?,
+        c: c.as_ref().map(|c| sized("c", c.as_slice()?, m * n, out)).transpose()?,
+        bias: bias.as_ref().map(|x| sized("bias", x.as_slice()?, n, out)).transpose()?,
+    };
+    let config = config.map(|t| KernelConfig::from_log(t).map_err(|e| err(format!("config: {e}")))).transpose()?;
+    let run = || -> Result<(Vec<u8>, String), PyErr> {
+        let emu = LibraryEmulator::new(&lm);
+        emu.check(&g).map_err(err)?;
+        let config = match config {
+            Some(c) => c,
+            None => match emu.config(&g) {
+                Ok(c) => c.clone(),
+                Err(e @ (GemmError::Unlearned { .. } | GemmError::UnlearnedBias { .. })) => {
+                    return Err(UnlearnedShape::new_err(format!("{e}; pass config= (the algo=[...] text cuBLASLt's CUBLASLT_LOG_LEVEL=5 trace prints)")))
+                }
+                Err(e) => return Err(err(e)),
+            },
+        };
+        let plan = emu.plan(&g, &config).map_err(|e| match e {
+            GemmError::Plan(p) => NotModelled::new_err(p.to_string()),
+            e => err(e),
+        })?;
+        let d = emu.run(&g, &plan, &|_| ()).map_err(err)?;
+        let mut bytes = vec![0u8; d.len() * width(out)];
+        put_bits(&mut bytes, &d, out);
+        Ok((bytes, config.to_log()))
+    };
+    let (d, used) = py.detach(run)?;
+    Ok((d.into_pyarray(py), used))
+}
+
+/// Every model by name and kind: ("instruction" | "library" | "hypothesis", name, description).
+#[pyfunction]
+fn models() -> PyResult<Vec<(String, String, String)>> {
+    let mut out = Vec::new();
+    for name in mmafuzz::model::embedded_model_names() {
+        out.push(("hypothesis".to_string(), name.to_string(), Model::load(name).map_err(err)?.description));
+    }
+    for name in mmafuzz::model::embedded_arch_model_names() {
+        let model = Model::load(name).map_err(err)?;
+        let kind = if model.schedule.is_some() { "library" } else { "instruction" };
+        out.push((kind.to_string(), name.to_string(), model.description));
+    }
+    Ok(out)
+}
+
+/// One group of a corpus file's tiles (one shape, formats and kind): formats, shape, the raw
+/// bytes of A, B, C and the GPU's D, the sparsity metadata, XOR pairing, and each tile's GPU.
+type CorpusGroup<'py> = (
+    (String, String, String),
+    (usize, usize, usize, usize),
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u8>>,
+    Option<Bound<'py, PyArray1<u8>>>,
+    bool,
+    Vec<String>,
+);
+
+/// A corpus file's GPU-recorded tiles (regenerated from their seeds where stored by reference),
+/// grouped by shape and formats in the order they first appear.
+#[pyfunction]
+fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<CorpusGroup<'py>>> {
+    let (cases, bad) = py.detach(|| mmafuzz::replay::read_corpus(&file)).map_err(|e| err(format!("{}: {e}", file.display())))?;
+    if let Some(first) = bad.first() {
+        return Err(err(format!("{} unreadable line(s), the first: {first}", bad.len())));
+    }
+    let key = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs());
+    let mut groups: Vec<(_, Vec<&(MmaCase, Vec<u64>)>)> = Vec::new();
+    for x in &cases {
+        match groups.iter_mut().find(|(k, _)| *k == key(&x.0)) {
+            Some((_, v)) => v.push(x),
+            None => groups.push((key(&x.0), vec![x])),
+        }
+    }
+    let mut out = Vec::new();
+    for ((af, bf, cf, m, n, k, sparse, xor), tiles) in groups {
+        let bytes = |part: &dyn Fn(&(MmaCase, Vec<u64>)) -> &[u64], f: Format| {
+            let mut v = Vec::new();
+            for t in &tiles {
+                let bits = part(t);
+                let at = v.len();
+                v.resize(at + bits.len() * width(f), 0);
+                put_bits(&mut v[at..], bits, f);
+            }
+            v.into_pyarray(py)
+        };
+        let meta = sparse.then(|| tiles.iter().flat_map(|(c, _)| c.meta.clone().unwrap_or_default()).collect::<Vec<u8>>().into_pyarray(py));
+        let gpu = |c: &MmaCase| c.extra.get("provenance").and_then(|p| p.get("gpu")).and_then(Value::as_str).unwrap_or("").to_string();
+        out.push((
+            (af.name().to_string(), bf.name().to_string(), cf.name().to_string()),
+            (tiles.len(), m, n, k),
+            bytes(&|t| &t.0.a, af),
+            bytes(&|t| &t.0.b, bf),
+            bytes(&|t| &t.0.c, cf),
+            bytes(&|t| &t.1, cf),
+            meta,
+            xor,
+            tiles.iter().map(|(c, _)| gpu(c)).collect(),
+        ));
+    }
+    Ok(out)
+}
+
+/// A library corpus file's GEMMs (`corpus/library/*.jsonl.gz`), operands regenerated from
+/// their seeds: one dict each with m, n, k, a, b, c, bias (raw bytes or None), idx and d (the
+/// GPU's elements), config, gpu, driver, torch, cublas, executor.
+#[pyfunction]
+#[pyo3(signature = (file, limit=None))]
+fn gemm_records_raw<'py>(py: Python<'py>, file: std::path::PathBuf, limit: Option<usize>) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
+    use mmafuzz::library::record::GemmRecord;
+    use pyo3::types::PyDict;
+    let text = mmafuzz::store::read_text(&file).map_err(|e| err(format!("{}: {e}", file.display())))?;
+    let mut out = Vec::new();
+    let mut models: HashMap<String, Arc<LibraryModel>> = HashMap::new();
+    for (no, line) in std::io::BufRead::lines(&text[..]).enumerate() {
+        if limit.is_some_and(|l| out.len() >= l) {
+            break;
+        }
+        let line = line.map_err(|e| err(format!("{}: {e}", file.display())))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |e: &dyn std::fmt::Display| err(format!("{}:{}: {e}", file.display(), no + 1));
+        let r = GemmRecord::parse(&line).map_err(|e| at(&e))?;
+        let name = format!("sm90:{}", r.path);
+        let lm = match models.get(&name) {
+            Some(m) => m.clone(),
+            None => {
+                let m = library(&name).map_err(|e| at(&e))?;
+                models.insert(name.clone(), m.clone());
+                m
+            }
+        };
+        let rules = &lm.rules;
+        let (g, elements) = py.detach(|| (r.operands(&lm), r.elements(&lm)));
+        let elements = elements.map_err(|e| at(&e))?;
+        let raw = |bits: &[u64], f: Format| {
+            let mut v = vec![0u8; bits.len() * width(f)];
+            put_bits(&mut v, bits, f);
+            v.into_pyarray(py)
+        };
+        let d = PyDict::new(py);
+        d.set_item("model", &name)?;
+        d.set_item("formats", (rules.inputs.name(), rules.b_inputs().name(), rules.output.name()))?;
+        d.set_item("m", r.m)?;
+        d.set_item("n", r.n)?;
+        d.set_item("k", r.k)?;
+        d.set_item("a", raw(&g.a, rules.inputs))?;
+        d.set_item("b", raw(&g.b, rules.b_inputs()))?;
+        d.set_item("c", g.c.as_ref().map(|c| raw(c, rules.output)))?;
+        d.set_item("bias", g.bias.as_ref().map(|x| raw(x, rules.output)))?;
+        d.set_item("idx", elements.iter().map(|(i, _)| *i).collect::<Vec<usize>>())?;
+        d.set_item("d", raw(&elements.iter().map(|(_, b)| *b).collect::<Vec<u64>>(), rules.output))?;
+        d.set_item("config", r.config.clone())?;
+        for (key, v) in [("gpu", &r.gpu), ("driver", &r.driver), ("torch", &r.torch), ("cublas", &r.cublas)] {
+            d.set_item(key, v)?;
+        }
+        d.set_item("executor", r.executor.clone())?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// Bytes per element of each format's container, and each format's bit mask.
+#[pyfunction]
+fn formats() -> Vec<(String, usize, u64)> {
+    Format::ALL.into_iter().chain(Format::INTEGERS).map(|f| (f.name().to_string(), width(f), f.mask())).collect()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("MmafuzzError", m.py().get_type::<MmafuzzError>())?;
+    m.add("UnlearnedShape", m.py().get_type::<UnlearnedShape>())?;
+    m.add("NotModelled", m.py().get_type::<NotModelled>())?;
+    m.add_function(wrap_pyfunction!(emulate_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(reference_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(matmul_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(library_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(path_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(models, m)?)?;
+    m.add_function(wrap_pyfunction!(formats, m)?)?;
+    m.add_function(wrap_pyfunction!(corpus_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(learned_shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(model_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(gemm_records_raw, m)?)?;
+    Ok(())
+}

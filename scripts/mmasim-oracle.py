@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""MMA-Sim as an external oracle for mmafuzz: `--against external:CMD` (hunt), `--oracle` (replay,
+discover, record), speaking either protocol over stdin/stdout.
+
+    mmafuzz hunt --path mma.m16n8k16.f32.f16.f16.f32 --tiles 100000 \\
+        --against "external:python3 scripts/mmasim-oracle.py --arch Hopper"
+    mmafuzz replay --models sm90:mma.m16n8k16.f32.f16.f16.f32 --filter m16n8k16.f32.f16 \\
+        --oracle "external-npz:python3 scripts/mmasim-oracle.py --arch Hopper --protocol npz"
+
+The instruction comes from each batch's tiles (shape and formats: m64 tiles are wgmma, others
+mma.sync; D's format is C's), or from --instruction (MMA-Sim's own name, e.g. `mma:m16n8k16.f32.f16.f16.f32`,
+`wgmma:m64n8k16.f32.f16.f16`, `mfma:f32_32x32x8f16`). Tiles MMA-Sim has no model for (sparse,
+integer, an instruction its --arch lacks) are answered with an error, never a guess.
+
+Protocols (mmafuzz's src/hunt/external.rs):
+  jsonl  each batch is JSONL case lines and an empty line; the answer is one {"d": [...]} line
+         per case, then an empty line; {"error": "..."} lines instead when it cannot.
+  npz    each batch is an 8-byte little-endian length and an npz (a, b, c, header); the
+         answer is a length and an npz holding d, or a length and {"error": "..."} JSON.
+
+Needs torch (>= 2.9) and MMA-Sim 2.1.1: installed, or its wheel given with --wheel (put on
+sys.path without pip). Runs on one thread unless --threads says otherwise.
+"""
+
+import argparse
+import io
+import json
+import os
+import sys
+import zipfile
+
+import numpy as np
+
+# Interchange format -> (torch dtype name, bytes per element).
+FORMATS = {
+    "f16": ("float16", 2), "bf16": ("bfloat16", 2), "f32": ("float32", 4), "tf32": ("float32", 4),
+    "f64": ("float64", 8), "e4m3": ("float8_e4m3fn", 1), "e5m2": ("float8_e5m2", 1),
+}
+# AMD's FP8 are the "fnuz" variants; mmafuzz names them so in its formats where it has them.
+AMD_FORMATS = {"fp8": "e4m3fnuz", "bf8": "e5m2fnuz"}
+RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+SIGNED = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--arch", default="Hopper", help="MMA-Sim's architecture: Volta, Turing, Ampere, Ada Lovelace, Hopper, Blackwell, RTX Blackwell, CDNA1-3")
+    p.add_argument("--protocol", choices=["jsonl", "npz"], default="jsonl")
+    p.add_argument("--instruction", help="MMA-Sim's instruction, KIND:NAME (mma:, wgmma:, mfma:); default: from each batch's tiles")
+    p.add_argument("--wheel", help="MMA-Sim's wheel, used when `import mmasim` fails")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--batch", type=int, default=2048, help="tiles per MMA-Sim call")
+    return p.parse_args()
+
+
+def load(args):
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import torch
+    torch.set_num_threads(args.threads)
+    try:
+        import mmasim  # noqa: F401
+    except ImportError:
+        if not args.wheel:
+            sys.exit("mmasim-oracle: MMA-Sim is not installed; give its wheel with --wheel")
+        sys.path.insert(0, args.wheel)  # a wheel is a zip of the package: importable as it is
+        import mmasim  # noqa: F401
+    from mmasim import nv_ptx
+    try:
+        from mmasim import amd
+    except Exception:
+        amd = None
+    return torch, nv_ptx, amd
+
+
+class Oracle:
+    def __init__(self, args):
+        self.args = args
+        self.torch, self.nv, self.amd = load(args)
+        self.ops = {}
+
+    def op(self, m, n, k, a_fmt, b_fmt, c_fmt):
+        if self.args.instruction:
+            kind, name = self.args.instruction.split(":", 1)
+        elif m == 64:
+            kind, name = "wgmma", f"m64n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}"
+        else:
+            kind, name = "mma", f"m{m}n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}"
+        key = (kind, name)
+        if key not in self.ops:
+            try:
+                cls = {"mma": self.nv.MMA, "wgmma": self.nv.WGMMA, "mfma": getattr(self.amd, "MFMA", None)}[kind]
+                self.ops[key] = cls(self.args.arch, name)
+            except (AssertionError, KeyError, TypeError) as e:
+                self.ops[key] = ValueError(f"MMA-Sim has no {kind} {name} on {self.args.arch}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+        op = self.ops[key]
+        if isinstance(op, Exception):
+            raise op
+        return op
+
+    def tensor(self, raw, fmt):
+        name, width = FORMATS[fmt]
+        return self.torch.from_numpy(np.ascontiguousarray(raw).view(SIGNED[width])).view(getattr(self.torch, name))
+
+    def run(self, a, b, c, a_fmt, b_fmt, c_fmt):
+        """D (raw bits, N×m×n) of tiles given as raw-bit arrays a N×m×k, b N×k×n, c N×m×n."""
+        for f in (a_fmt, b_fmt, c_fmt):
+            if f not in FORMATS:
+                raise ValueError(f"MMA-Sim has no {f} tiles")
+        t, m, k = a.shape
+        n = b.shape[2]
+        op = self.op(m, n, k, a_fmt, b_fmt, c_fmt)
+        A, B, C = self.tensor(a, a_fmt), self.tensor(b, b_fmt), self.tensor(c, c_fmt)
+        out = []
+        for i in range(0, t, self.args.batch):
+            sa, sb, sc = A[i:i + self.args.batch], B[i:i + self.args.batch], C[i:i + self.args.batch]
+            # Row i of A and column j of B as the [..., K] vectors of D[i][j] (MMA-Sim's dpa).
+            av = sa[:, :, None, :].expand(-1, -1, n, -1)
+            bv = sb.transpose(1, 2)[:, None, :, :].expand(-1, m, -1, -1)
+            out.append(op.dpa(av, bv, sc))
+        d = self.torch.cat(out)
+        width = FORMATS[c_fmt][1]
+        return d.contiguous().view(getattr(self.torch, f"int{8 * width}") if width > 1 else self.torch.uint8).numpy().view(RAW[width])
+
+
+def serve_jsonl(oracle):
+    stdin, stdout = sys.stdin, sys.stdout
+    while True:
+        lines = []
+        for line in stdin:
+            if not line.strip():
+                break
+            lines.append(json.loads(line))
+        else:
+            if not lines:
+                return
+        answers = [None] * len(lines)
+        # Tiles of one kind together (a batch is usually all one kind).
+        groups = {}
+        for i, case in enumerate(lines):
+            key = (case["a_fmt"], case.get("b_fmt", case["a_fmt"]), case["c_fmt"], case["m"], case["n"], case["k"], "meta" in case)
+            groups.setdefault(key, []).append(i)
+        for (af, bf, cf, m, n, k, sparse), idx in groups.items():
+            try:
+                if sparse:
+                    raise ValueError("MMA-Sim has no 2:4 sparse instructions")
+                if af not in FORMATS or bf not in FORMATS or cf not in FORMATS:
+                    raise ValueError(f"MMA-Sim has no {af}/{bf} -> {cf} tiles")
+                arr = lambda key, f, shape: np.array([[int(x, 16) for x in lines[i][key]] for i in idx], RAW[FORMATS[f][1]]).reshape(len(idx), *shape)
+                d = oracle.run(arr("a", af, (m, k)), arr("b", bf, (k, n)), arr("c", cf, (m, n)), af, bf, cf)
+                digits = 2 * FORMATS[cf][1]
+                for t, i in enumerate(idx):
+                    answers[i] = json.dumps({"d": [format(int(x), f"0{digits}x") for x in d[t].ravel()]})
+            except Exception as e:  # an answer for every case: the stream stays in step
+                for i in idx:
+                    answers[i] = json.dumps({"error": str(e)})
+        stdout.write("\n".join(answers) + "\n\n")
+        stdout.flush()
+
+
+def serve_npz(oracle):
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        head = stdin.read(8)
+        if len(head) < 8:
+            return
+        data = stdin.read(int.from_bytes(head, "little"))
+        try:
+            z = np.load(io.BytesIO(data))
+            h = json.loads(bytes(z["header"]).decode())
+            if "meta" in z.files:
+                raise ValueError("MMA-Sim has no 2:4 sparse instructions")
+            d = oracle.run(z["a"], z["b"], z["c"], h["a_fmt"], h["b_fmt"], h["c_fmt"])
+            buf = io.BytesIO()
+            np.savez(buf, d=d)
+            answer = buf.getvalue()
+        except (ValueError, KeyError, zipfile.BadZipFile) as e:
+            answer = json.dumps({"error": str(e)}).encode()
+        stdout.write(len(answer).to_bytes(8, "little") + answer)
+        stdout.flush()
+
+
+def main():
+    args = parse_args()
+    oracle = Oracle(args)
+    (serve_npz if args.protocol == "npz" else serve_jsonl)(oracle)
+
+
+if __name__ == "__main__":
+    main()
