@@ -116,13 +116,7 @@ impl Array {
                 })
                 .collect();
         }
-        // One loop per width, so each compiles to plain loads.
-        Ok(match self.width {
-            1 => bytes.iter().map(|&b| b as u64).collect(),
-            2 => bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect(),
-            4 => bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64).collect(),
-            _ => bytes.chunks_exact(8).map(le).collect(),
-        })
+        Ok(le_elements(bytes, self.width))
     }
 
     /// Write `bits` (elements of `f`) into `out`, one tile's bytes, in this array's storage.
@@ -147,8 +141,26 @@ impl Array {
 }
 
 /// Bytes of one element of `f` stored raw: the format's width rounded up to whole bytes.
-fn container_bytes(f: Format) -> usize {
+pub fn container_bytes(f: Format) -> usize {
     f.storage_bits().div_ceil(8) as usize
+}
+
+/// Elements stored as little-endian unsigned integers of `width` bytes (1, 2, 4 or 8).
+pub fn le_elements(bytes: &[u8], width: usize) -> Vec<u64> {
+    // One loop per width, so each compiles to plain loads.
+    match width {
+        1 => bytes.iter().map(|&b| b as u64).collect(),
+        2 => bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect(),
+        4 => bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64).collect(),
+        _ => bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
+    }
+}
+
+/// Write `bits` into `out` as little-endian unsigned integers of `width` bytes.
+pub fn put_le_elements(out: &mut [u8], bits: &[u64], width: usize) {
+    for (o, &b) in out.chunks_exact_mut(width).zip(bits) {
+        o.copy_from_slice(&b.to_le_bytes()[..width]);
+    }
 }
 
 /// NumPy's name of a dtype, for messages.

@@ -9,6 +9,7 @@ use mmafuzz::exec::paths::path_by_id;
 use mmafuzz::format::{Format, Rounding};
 use mmafuzz::library::gemm::{Gemm, GemmError, LibraryEmulator};
 use mmafuzz::library::{KernelConfig, LibraryError, LibraryModel};
+use mmafuzz::npz::{container_bytes, le_elements, put_le_elements};
 use mmafuzz::{exact, Emulator, Model};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::create_exception;
@@ -33,25 +34,17 @@ fn format(name: &str) -> PyResult<Format> {
 
 /// Bytes per element of a format's container (1 for the narrow integers and FP8, 2, 4, 8).
 fn width(f: Format) -> usize {
-    f.storage_bits().div_ceil(8) as usize
+    container_bytes(f)
 }
 
 /// Elements of `f` from little-endian bytes of its container width.
 fn bits_of(bytes: &[u8], f: Format) -> Vec<u64> {
-    match width(f) {
-        1 => bytes.iter().map(|&b| b as u64).collect(),
-        2 => bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect(),
-        4 => bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64).collect(),
-        _ => bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
-    }
+    le_elements(bytes, width(f))
 }
 
 /// Write elements of `f` as little-endian bytes of its container width.
 fn put_bits(out: &mut [u8], bits: &[u64], f: Format) {
-    let w = width(f);
-    for (o, &b) in out.chunks_exact_mut(w).zip(bits) {
-        o.copy_from_slice(&b.to_le_bytes()[..w]);
-    }
+    put_le_elements(out, bits, width(f))
 }
 
 /// Instruction models by name, loaded once (a file path is read every time: it may change).
@@ -398,7 +391,11 @@ fn gemm_records_raw<'py>(py: Python<'py>, file: std::path::PathBuf, limit: Optio
             }
         };
         let rules = &lm.rules;
-        let (g, elements) = py.detach(|| (r.operands(&lm), r.elements(&lm)));
+        let (g, elements) = py.detach(|| {
+            let g = r.operands(&lm);
+            let elements = r.elements_with(&lm, &g);
+            (g, elements)
+        });
         let elements = elements.map_err(|e| at(&e))?;
         let raw = |bits: &[u64], f: Format| {
             let mut v = vec![0u8; bits.len() * width(f)];

@@ -155,7 +155,7 @@ impl GemmRecord {
 
     /// [`GemmRecord::elements`] with the operands already regenerated (at least the recorded
     /// elements' rows and columns).
-    fn elements_with(&self, model: &LibraryModel, g: &Gemm) -> Result<Vec<(usize, u64)>, RecordError> {
+    pub fn elements_with(&self, model: &LibraryModel, g: &Gemm) -> Result<Vec<(usize, u64)>, RecordError> {
         let f = model.rules.output;
         let idx = self.indices();
         if let Some(steps) = &self.d_steps {
