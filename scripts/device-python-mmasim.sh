@@ -12,6 +12,10 @@
 #             path it has (REPLAY_PATHS to choose; REPLAY_FLAGS e.g. --any-nan)
 #   hunt      our sm90 models against MMA-Sim (Hopper) on fresh edge-biased tiles
 #   record    MMA-Sim's answers into $OUT/mmasim/<arch>/ (ARCHS: comma list of its architectures)
+#   models    scripts/mmasim-models.py (a model per MMA-Sim architecture and instruction, found
+#             by discover against MMA-Sim and hunted) for MODEL_ARCHS (comma list, default
+#             Blackwell and RTX Blackwell), MODEL_JOBS pairs at once (default 14); the models,
+#             MMA-Sim's recorded answers and the results come back in $OUT/models.tgz
 set -uo pipefail
 dir=${1:-target/devpy}
 steps=${2:-pytest,torch,replay,hunt,record}
@@ -24,7 +28,8 @@ if [ -f "$dir/mmafuzz.gz" ]; then  # carried compressed: the working tree travel
   gunzip -c "$dir/mmafuzz.gz" > "$bin"
 fi
 chmod +x "$bin"
-python3 -m pip install --no-deps --no-index --target "$site" "$dir"/mmafuzz-*.whl "$dir"/mmasim-*.whl > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+# The package's wheel is needed by the pytest and torch steps only: install what was carried.
+python3 -m pip install --no-deps --no-index --target "$site" $(ls "$dir"/mmafuzz-*.whl "$dir"/mmasim-*.whl 2>/dev/null) > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 python3 -c "import mmafuzz, sys; print('mmafuzz', mmafuzz.__file__, sys.version.split()[0])" 2>&1 | tee -a "$out/install.log"
 oracle() { echo "external-npz:python3 scripts/mmasim-oracle.py --arch '$1' --protocol npz --threads ${THREADS:-16} --batch 4096"; }
@@ -73,6 +78,14 @@ if has record; then
         --oracle "$(oracle "$arch")" --label "MMA-Sim 2.1.1 $arch model, not hardware" 2>&1 | grep -v "^serve" | tail -1
     done
   done > "$out/record.log" 2>&1
+fi
+if has models; then
+  IFS=',' read -ra archs <<< "${MODEL_ARCHS:-Blackwell,RTX Blackwell}"
+  margs=(); for a in "${archs[@]}"; do margs+=(--arch "$a"); done
+  RAYON_NUM_THREADS=${MODEL_THREADS:-2} timeout ${MODEL_SECONDS:-520} python3 scripts/mmasim-models.py --mmafuzz "$bin" --python python3 "${margs[@]}" \
+    --jobs ${MODEL_JOBS:-14} --out "$out/models-work" ${MODEL_FLAGS:-} > "$out/models.log" 2>&1
+  echo "models rc=$?" >> "$out/models.log"; tail -60 "$out/models.log"
+  tar czf "$out/models.tgz" --exclude='*.jsonl.gz' models corpus/mmasim -C "$out" models-work && rm -rf "${out:?}/models-work"
 fi
 # Few files come back from the machine: the recorded corpus and the findings as one archive each.
 for d in mmasim mmasim-findings; do

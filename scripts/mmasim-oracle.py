@@ -46,10 +46,14 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--arch", default="Hopper", help="MMA-Sim's architecture: Volta, Turing, Ampere, Ada Lovelace, Hopper, Blackwell, RTX Blackwell, CDNA1-3")
     p.add_argument("--protocol", choices=["jsonl", "npz"], default="jsonl")
-    p.add_argument("--instruction", help="MMA-Sim's instruction, KIND:NAME (mma:, wgmma:, mfma:); default: from each batch's tiles")
+    p.add_argument("--instruction", help="MMA-Sim's instruction, KIND:NAME (mma:, wgmma:, tcgen05:, mfma:); default: from each batch's tiles and --arch")
     p.add_argument("--wheel", help="MMA-Sim's wheel, used when `import mmasim` fails")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--batch", type=int, default=2048, help="tiles per MMA-Sim call")
+    p.add_argument("--nan-as", choices=["keep", "all-ones"], default="keep",
+                   help="all-ones: write every NaN of D as the positive all-ones pattern. For AMD's mfma, MMA-Sim's NaN "
+                        "bits come from the host CPU (x86 fma operand order, PyTorch's summation order), not from a rule "
+                        "it models; this compares the rest bit for bit")
     return p.parse_args()
 
 
@@ -81,14 +85,12 @@ class Oracle:
     def op(self, m, n, k, a_fmt, b_fmt, c_fmt):
         if self.args.instruction:
             kind, name = self.args.instruction.split(":", 1)
-        elif m == 64:
-            kind, name = "wgmma", f"m64n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}"
         else:
-            kind, name = "mma", f"m{m}n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}"
+            kind, name = self.instruction(m, n, k, a_fmt, b_fmt, c_fmt)
         key = (kind, name)
         if key not in self.ops:
             try:
-                cls = {"mma": self.nv.MMA, "wgmma": self.nv.WGMMA, "mfma": getattr(self.amd, "MFMA", None)}[kind]
+                cls = {"mma": self.nv.MMA, "wgmma": self.nv.WGMMA, "tcgen05": self.nv.TCGen05MMA, "mfma": getattr(self.amd, "MFMA", None)}[kind]
                 self.ops[key] = cls(self.args.arch, name)
             except (AssertionError, KeyError, TypeError) as e:
                 self.ops[key] = ValueError(f"MMA-Sim has no {kind} {name} on {self.args.arch}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
@@ -96,6 +98,38 @@ class Oracle:
         if isinstance(op, Exception):
             raise op
         return op
+
+    def instruction(self, m, n, k, a_fmt, b_fmt, c_fmt):
+        """MMA-Sim's (kind, name) for a tile: mfma on AMD architectures, tcgen05.mma for
+        M = 64 on Blackwell, wgmma for M = 64 elsewhere, mma.sync otherwise."""
+        arch = self.args.arch
+        if arch.startswith("CDNA"):
+            return "mfma", self.mfma_name(m, n, k, a_fmt, b_fmt, c_fmt)
+        if m == 64 and arch == "Blackwell":
+            kind = {"tf32": "tf32", "f16": "f16", "bf16": "f16"}.get(a_fmt, "f8f6f4")
+            return "tcgen05", f"m64n{n}k{k}.kind::{kind}.{c_fmt}.{a_fmt}.{b_fmt}"
+        if m == 64:
+            return "wgmma", f"m64n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}"
+        return "mma", f"m{m}n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}"
+
+    def mfma_name(self, m, n, k, a_fmt, b_fmt, c_fmt):
+        """The arch's v_mfma suffix of this shape and these types. mmafuzz calls CDNA3's xf32
+        tf32 and AMD's FP8 (fnuz) e4m3fnuz/e5m2fnuz; where two instructions share shape and
+        types (CDNA2's 32x32x4 bf16 and bf16_1k) the one without _1k."""
+        if not hasattr(self, "mfma_index"):
+            from mmasim.amd import isa_mfma
+            short = {"float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2fnuz": "e5m2fnuz"}
+            typ = lambda t: short[str(t).removeprefix("torch.")]
+            self.mfma_index = {}
+            for suffix in sorted(isa_mfma.arch_mfma_suffix[self.args.arch], key=lambda s: s.endswith("_1k")):
+                op = isa_mfma.MFMA(self.args.arch, suffix)
+                xf32 = suffix.endswith("xf32")
+                a, b = ("tf32", "tf32") if xf32 else (typ(op.a_type), typ(op.b_type))
+                self.mfma_index.setdefault((op.m, op.n, op.k, a, b, typ(op.d_type)), suffix)
+        key = (m, n, k, a_fmt, b_fmt, c_fmt)
+        if key not in self.mfma_index:
+            raise ValueError(f"MMA-Sim has no mfma {m}x{n}x{k} {a_fmt}/{b_fmt} -> {c_fmt} on {self.args.arch}")
+        return self.mfma_index[key]
 
     def tensor(self, raw, fmt):
         name, width = FORMATS[fmt]
@@ -119,7 +153,10 @@ class Oracle:
             out.append(op.dpa(av, bv, sc))
         d = self.torch.cat(out)
         width = FORMATS[c_fmt][1]
-        return d.contiguous().view(getattr(self.torch, f"int{8 * width}") if width > 1 else self.torch.uint8).numpy().view(RAW[width])
+        bits = d.contiguous().view(getattr(self.torch, f"int{8 * width}") if width > 1 else self.torch.uint8).numpy().view(RAW[width]).copy()
+        if self.args.nan_as == "all-ones":
+            bits[d.isnan().numpy()] = (1 << (8 * width - 1)) - 1
+        return bits
 
 
 def serve_jsonl(oracle):

@@ -4,7 +4,6 @@ use anyhow::Context;
 use mmafuzz::exec::Gpu;
 use mmafuzz::hunt::Side;
 use mmafuzz::infer::discover::{discover as run, DiscoverConfig};
-use mmafuzz::Model;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -41,6 +40,15 @@ pub struct DiscoverArgs {
     /// Append the deciding GPU tiles, with provenance, to CORPUS/<path>.jsonl.gz.
     #[arg(long)]
     corpus: Option<PathBuf>,
+    /// The architecture the written model is named for (`ARCH:PATH`, the directory under
+    /// models/): `sm90` for the H100, or the simulated architecture an --oracle stands for
+    /// (`ampere` against MMA-Sim's Ampere).
+    #[arg(long, default_value = "sm90")]
+    arch: String,
+    /// What the oracle is, for the written model's provenance ("MMA-Sim 2.1.1 model, not
+    /// hardware"); with --oracle, the corpus lines carry it too.
+    #[arg(long)]
+    label: Option<String>,
 }
 
 /// Products per tile (elements times K) that --pool and --batch are counted for.
@@ -56,8 +64,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
             (Side::Gpu { gpus: vec![gpu], path: p }, Some(prov))
         }
     };
-    let fallback = if p.c_fmt.is_integer() { "s32-exact" } else { "h100" };
-    let base = Model::load(&format!("sm90:{}", p.id)).or_else(|_| Model::load(fallback))?;
+    let base = mmafuzz::infer::base_model(p)?;
     // The pool and the batch are sized for tiles of up to 512 elements of depth 16 (m16n8k16,
     // m64n8k16); wider tiles (wgmma N = 16 to 256) and deeper ones (FP8 K = 32, chains of four
     // instructions) get proportionally fewer, so a round costs about the same.
@@ -97,8 +104,15 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
         println!("no model of the space explains every GPU result: the data contradicts at least one knob's whole range (run `mmafuzz infer` on the recorded tiles for the nearest models)");
     }
     if let (Some(file), Some(best)) = (&args.write, &d.best) {
-        let origin = format!("Discovered by `mmafuzz discover --path {}`: {} rounds, {} GPU tiles, {} survivors", p.id, d.rounds.len(), d.decided_by.len(), d.survivors.len());
-        let text = mmafuzz::infer::model_text(p.id, best, &origin, "discovered on the GPU", &format!("mmafuzz discover, {} tiles", d.decided_by.len()));
+        let (against, description, source) = match (&args.oracle, &args.label) {
+            (None, _) => ("GPU".to_string(), "discovered on the GPU".to_string(), format!("mmafuzz discover, {} tiles", d.decided_by.len())),
+            (Some(o), label) => {
+                let what = label.clone().unwrap_or_else(|| o.clone());
+                (format!("oracle ({what})"), format!("discovered against {what}"), format!("mmafuzz discover against {what}, {} tiles", d.decided_by.len()))
+            }
+        };
+        let origin = format!("Discovered by `mmafuzz discover --path {}`: {} rounds, {} {against} tiles, {} survivors", p.id, d.rounds.len(), d.decided_by.len(), d.survivors.len());
+        let text = mmafuzz::infer::model_text(&args.arch, p.id, best, &origin, &description, &source);
         mmafuzz::store::write_atomically(file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
         println!("wrote {}", file.display());
     }
@@ -110,6 +124,8 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 let mut c = c.clone();
                 if let Some(prov) = &provenance {
                     c.extra.insert("provenance".into(), prov.clone());
+                } else if let Some(label) = &args.label {
+                    c.extra.insert("provenance".into(), serde_json::json!({"oracle": label, "path": p.id}));
                 }
                 c.extra.insert("discover".into(), serde_json::json!({"seed": args.seed}));
                 mmafuzz::corpus::codec::encode_line(&c, out, Some(p), true)

@@ -24,11 +24,23 @@ pub struct InferArgs {
     /// Write the first surviving (or nearest) model to this TOML file.
     #[arg(long)]
     write: Option<PathBuf>,
+    /// The architecture the written model is named for (`ARCH:PATH`): `sm90` for the H100's
+    /// corpus, or the simulated architecture whose oracle recorded the corpus (`ampere`).
+    #[arg(long, default_value = "sm90")]
+    arch: String,
+    /// What recorded the corpus when it is not the GPU ("MMA-Sim 2.1.1 Ampere model, not
+    /// hardware"), for the written model's provenance.
+    #[arg(long)]
+    label: Option<String>,
 }
 
 pub fn infer(args: InferArgs) -> anyhow::Result<ExitCode> {
     let p = super::gpu::path(&args.path)?;
-    let base = Model::load(args.base.as_deref().unwrap_or(&format!("sm90:{}", p.id)))?;
+    let base = match &args.base {
+        Some(b) => Model::load(b)?,
+        // A path with no measured model (a simulated one) starts from the H100 hypothesis.
+        None => mmafuzz::infer::base_model(p)?,
+    };
     let obs = observe(p.id, &args.corpus, &args.findings, args.tiles).with_context(|| format!("cannot read the corpus of {}", p.id))?;
     for problem in obs.problems.iter().take(5) {
         eprintln!("skipped {problem}");
@@ -62,7 +74,7 @@ pub fn infer(args: InferArgs) -> anyhow::Result<ExitCode> {
     }
     if let (Some(file), Some(best)) = (&args.write, &inf.best) {
         let sources = format!("{} corpus tiles and {} findings", obs.tiles, obs.findings);
-        write(file, &model_file(p.id, best, &inf, &sources))?;
+        write(file, &model_file(&args.arch, p.id, best, &inf, &sources, args.label.as_deref()))?;
         println!("wrote {}", file.display());
     }
     Ok(if inf.survivors.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })

@@ -177,6 +177,15 @@ enum Command {
     },
     /// List GPUs (name, compute capability, driver) and the instruction paths each runs.
     Devices,
+    /// List the instruction paths: id, tile shape, formats, lowest compute capability, and how
+    /// each runs (an mma.sync or wgmma kernel, a library call, or simulated: another GPU's
+    /// instruction answered by an oracle such as MMA-Sim and by models/<arch>/ models), with the
+    /// per-path models each has.
+    Paths {
+        /// One JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// On the GPU: check every path's fragment layout with integer tiles of known exact result,
     /// and that two runs of a batch agree bit for bit.
     GpuCheck {
@@ -317,6 +326,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         },
         Command::Models { show } => models::models(show.as_deref()),
         Command::Devices => gpu::devices(),
+        Command::Paths { json } => models::paths(json),
         Command::EngineCheck(args) => engine::check(args),
         Command::GpuBench { device, batches } => gpu::bench(device, &batches),
         Command::Replay { corpus, models, oracle, filter, any_nan } => replay(&corpus, &models, &oracle, filter.as_deref(), any_nan),

@@ -35,3 +35,29 @@ pub fn models(show: Option<&str>) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `mmafuzz paths`: every instruction path and the per-path models that cover it.
+pub fn paths(json: bool) -> anyhow::Result<ExitCode> {
+    use mmafuzz::exec::{simulated::SIMULATED, Module, PATHS};
+    let models = mmafuzz::model::embedded_arch_model_names();
+    for p in PATHS.iter().chain(SIMULATED) {
+        let runs = match p.module {
+            Module::MmaSync => "mma.sync kernel",
+            Module::Wgmma => "wgmma kernel",
+            Module::Cublas => "library",
+            Module::Simulated => "simulated",
+        };
+        let archs: Vec<&str> = models.iter().filter_map(|n| n.split_once(':').filter(|(_, path)| *path == p.id).map(|(a, _)| a)).collect();
+        if json {
+            let line = serde_json::json!({
+                "id": p.id, "m": p.m, "n": p.n, "k": p.k,
+                "a_fmt": p.a_fmt.name(), "b_fmt": p.b_fmt.name(), "c_fmt": p.c_fmt.name(),
+                "min_cc": [p.min_cc.0, p.min_cc.1], "runs": runs, "models": archs,
+            });
+            println!("{line}");
+        } else {
+            println!("{:<44} {:>3}x{:<3}x{:<3} {:>4}/{:<4} -> {:<4} {:<16} {}", p.id, p.m, p.n, p.k, p.a_fmt.name(), p.b_fmt.name(), p.c_fmt.name(), runs, archs.join(" "));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -85,7 +85,7 @@ impl EngineModel {
             return refuse("interleaved blocks");
         }
         let checks: [(bool, &str); 9] = [
-            (ar.products.round_to.is_some(), "rounded products"),
+            (ar.products.round_to.is_some() || ar.products.inf_above.is_some(), "rounded products"),
             (ar.blocks.c != CPlacement::Fused, "C outside the fused blocks"),
             (ar.blocks.normalise != Normalise::End, "blocks normalised after every addition"),
             (ar.align.mode == AlignMode::Exact, "exact alignment"),

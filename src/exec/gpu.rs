@@ -124,6 +124,7 @@ impl Gpu {
             Module::Wgmma => self.wgmma.is_some(),
             // SAFETY: only probes whether the library can be loaded.
             Module::Cublas => self.info.compute_capability >= path.min_cc && unsafe { cudarc::cublas::sys::is_culib_present() && cudarc::cublaslt::sys::is_culib_present() },
+            Module::Simulated => false,
         }
     }
 
@@ -216,7 +217,7 @@ impl Gpu {
         let mut d_dev = s.clone_htod(&d_host).map_err(cuda("poisoning D on the GPU"))?;
         let (blocks, threads) = match module {
             Module::MmaSync => ((ntiles as u32).div_ceil(WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK),
-            Module::Wgmma | Module::Cublas => (ntiles as u32, 128),
+            Module::Wgmma | Module::Cublas | Module::Simulated => (ntiles as u32, 128),
         };
         let ntiles = ntiles as i64;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
@@ -240,6 +241,7 @@ impl Gpu {
             Module::MmaSync => &self.mma_sync,
             Module::Wgmma => self.wgmma.as_ref().ok_or_else(|| GpuError::WrongCase(format!("{} needs sm_90a", path.id)))?,
             Module::Cublas => return Err(GpuError::WrongCase(format!("{} is a library call, not a kernel", path.id))),
+            Module::Simulated => return Err(GpuError::WrongCase(format!("{} is simulated: no GPU kernel here; run it against an oracle (--oracle external:...) or its models/<arch> model", path.id))),
         };
         module.load_function(path.kernel).map_err(cuda(format!("finding kernel {}", path.kernel)))
     }

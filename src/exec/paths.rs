@@ -33,6 +33,10 @@ pub enum Module {
     /// (`exec::library`; the listed shape is what `gen` makes): what libraries built on the
     /// tensor cores compute, k-blocking and all.
     Cublas,
+    /// No kernel: an instruction of a GPU this project has no hardware for (other NVIDIA
+    /// generations, AMD CDNA), answered by an external oracle (MMA-Sim) and by the models
+    /// under `models/<arch>/` (`exec::simulated`).
+    Simulated,
 }
 
 impl Module {
@@ -40,7 +44,7 @@ impl Module {
         match self {
             Module::MmaSync => MMA_SYNC_PTX,
             Module::Wgmma => WGMMA_PTX,
-            Module::Cublas => "",
+            Module::Cublas | Module::Simulated => "",
         }
     }
 }
@@ -160,9 +164,10 @@ pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "cublaslt.matmul.f32.e5m2.e4m3.f32", a_fmt: Format::E5m2, b_fmt: Format::E4m3, c_fmt: Format::F32, m: 32, n: 32, k: 64, kernel: "cublasLtMatmul", module: Module::Cublas, min_cc: (8, 9) },
 ];
 
-/// The path with this identifier.
+/// The path with this identifier: one of [`PATHS`] or of the simulated instructions
+/// ([`super::simulated::SIMULATED`]).
 pub fn path_by_id(id: &str) -> Option<&'static PathSpec> {
-    PATHS.iter().find(|p| p.id == id)
+    PATHS.iter().chain(super::simulated::SIMULATED).find(|p| p.id == id)
 }
 
 impl PathSpec {

@@ -217,10 +217,10 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
     let survivors = full_alive.clone().unwrap_or_default();
     // The unchecked survivors are the last ones: the best is a checked one, or none.
     let (full_unchecked, core_unchecked) = if full_alive.is_some() { (unchecked, 0) } else { (0, unchecked) };
-    let best = survivors[..survivors.len() - full_unchecked]
-        .first()
-        .and_then(|(c, s)| at(c, Some(s)))
-        .or_else(|| core_alive[..core_alive.len() - core_unchecked].first().and_then(|c| at(c, None)));
+    // Of the checked survivors, the one nearest to the base: knobs no tile decided keep the
+    // base's values (the measured model of the path, or of its nearest kin).
+    let best = space::nearest_to(base, survivors[..survivors.len() - full_unchecked].iter().filter_map(|(c, s)| at(c, Some(s))))
+        .or_else(|| space::nearest_to(base, core_alive[..core_alive.len() - core_unchecked].iter().filter_map(|c| at(c, None))));
     Ok(Discovery { rounds, decided_by: recorded, core_axes, special_axes, survivors, core_survivors: core_alive, best, seconds: start.elapsed().as_secs_f64(), converged, ending, unchecked })
 }
 

@@ -203,6 +203,11 @@ pub fn infer(path: &PathSpec, obs: &Observations, base: &Arithmetic) -> Inferenc
 
     if let Some((c, s)) = reference {
         inf.best = at(&c, &s);
+        // Of the survivors, the one nearest to the base: knobs the data leave undecided keep
+        // the base's values.
+        if let Some(b) = space::nearest_to(base, survivors.iter().take(5000).filter_map(|(c, s)| at(c, s))) {
+            inf.best = Some(b);
+        }
         // Each knob value the survivors do not take, one change away from the reference.
         let axes: Vec<(&Axis, bool)> = core_axes.iter().map(|a| (a, true)).chain(special_axes.iter().map(|a| (a, false))).collect();
         let mut ci = 0;
@@ -250,18 +255,45 @@ fn base_special_point(base: &Arithmetic, axes: &[Axis]) -> Point {
 
 /// A model file for `arith` as path `sm90:PATH`: a comment on where it comes from, then
 /// name, description, sources and the knobs.
-pub fn model_text(path: &str, arith: &Arithmetic, origin: &str, description: &str, source: &str) -> String {
+pub fn model_text(arch: &str, path: &str, arith: &Arithmetic, origin: &str, description: &str, source: &str) -> String {
     let table = toml::Table::try_from(arith).expect("an arithmetic serialises");
-    format!("# {origin}.\nname = \"sm90:{path}\"\ndescription = \"sm90 {path}: {description}\"\nsources = [\"{source}\"]\n\n{table}")
+    let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let (name, description, source) = (quote(&format!("{arch}:{path}")), quote(&format!("{arch} {path}: {description}")), quote(source));
+    format!("# {origin}.\nname = {name}\ndescription = {description}\nsources = [{source}]\n\n{table}")
 }
 
 /// The model file for an inferred arithmetic.
-pub fn model_file(path: &str, arith: &Arithmetic, inf: &Inference, sources: &str) -> String {
+/// `label` names what recorded the corpus when it is not the GPU (an oracle such as MMA-Sim).
+pub fn model_file(arch: &str, path: &str, arith: &Arithmetic, inf: &Inference, sources: &str, label: Option<&str>) -> String {
     let status = if inf.survivors.is_empty() {
         format!("no model of the space reproduces every observation; this is the nearest ({} of {} observations missed)", inf.nearest.first().map_or(0, |n| n.mismatches), inf.observations)
     } else {
         format!("{} surviving models of {} core combinations; this is the first", inf.survivors.len(), inf.core_candidates)
     };
     let origin = format!("Inferred by `mmafuzz infer --path {path}` from {sources}: {status}");
-    model_text(path, arith, &origin, "inferred from the GPU corpus and findings", &format!("mmafuzz infer over {sources}"))
+    match label {
+        None => model_text(arch, path, arith, &origin, "inferred from the GPU corpus and findings", &format!("mmafuzz infer over {sources}")),
+        Some(l) => model_text(arch, path, arith, &origin, &format!("inferred from {l}"), &format!("mmafuzz infer over {sources} recorded from {l}")),
+    }
+}
+
+/// The model a path's search starts from (knobs outside the searched space, and the values
+/// undecided knobs keep): the path's measured sm90 model, or that of its nearest measured kin
+/// (Blackwell's tcgen05.mma → Hopper's wgmma of the same shape and types; mixed FP8 → the
+/// same path with B in A's format), else the generic hypothesis for its formats.
+pub fn base_model(p: &crate::exec::PathSpec) -> Result<crate::Model, crate::model::ModelError> {
+    use crate::format::Format;
+    let kin = p.id.replacen("tcgen05.mma.", "wgmma.", 1);
+    let same_types = kin.replacen(&format!(".{}.{}", p.a_fmt, p.b_fmt), &format!(".{}.{}", p.a_fmt, p.a_fmt), 1);
+    for id in [p.id.to_string(), kin, same_types] {
+        if let Ok(m) = crate::Model::load(&format!("sm90:{id}")) {
+            return Ok(m);
+        }
+    }
+    let generic = match p.a_fmt {
+        f if f.is_integer() => "s32-exact",
+        Format::F32 | Format::F64 => "fma-chain-rne",
+        _ => "h100",
+    };
+    crate::Model::load(generic)
 }

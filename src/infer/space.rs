@@ -70,13 +70,16 @@ pub fn special_axes(p: &PathSpec) -> Vec<Axis> {
     // The highest smallest-normal among the accumulators searched (f32, or D's own format).
     let acc_emin = if p.c_fmt == Format::F64 { Format::F64.emin() } else { Format::F32.emin().max(p.c_fmt.emin()) };
     let tiny_products = 2 * p.a_fmt.min_lsb_exp() < acc_emin;
-    let floor = Axis { path: "align.floor_below_emin", values: vec![toml::Value::String("none".into()), toml::Value::Integer(0), toml::Value::Integer(6), toml::Value::Integer(7), toml::Value::Integer(8)] };
+    let floor = Axis { path: "align.floor_below_emin", values: vec![toml::Value::String("none".into()), toml::Value::Integer(0), toml::Value::Integer(5), toml::Value::Integer(6), toml::Value::Integer(7), toml::Value::Integer(8)] };
     let floor = tiny_products.then_some(floor);
     // Mixed FP8 (A and B in different formats): the GPU may read both operands' exponent
     // fields as one wider format's (the dense mixed paths read them as f16's).
     let mixed = (p.a_fmt != p.b_fmt).then(|| Axis { path: "inputs.field_format", values: strs(&["none", "f16"]) });
+    // Products that can pass f32's range: some units make them infinities before adding.
+    let big_products = 2 * (p.a_fmt.emax().max(p.b_fmt.emax()) + 1) > Format::F32.emax() + 1 && p.a_fmt != Format::F64;
+    let inf_above = big_products.then(|| Axis { path: "products.inf_above", values: strs(&["none", "f32"]) });
     let rest = ["accumulator.subnormals", "accumulator.overflow", "accumulator.range", "output.subnormals", "inputs.subnormals", "inputs.c_subnormals", "specials.nan", "specials.zero_sign"].into_iter().map(axis);
-    floor.into_iter().chain(mixed).chain(rest).collect()
+    floor.into_iter().chain(mixed).chain(inf_above).chain(rest).collect()
 }
 
 /// Every point of the product of `axes` for a path of depth `k`, skipping points that only
@@ -91,6 +94,28 @@ pub fn points(axes: &[Axis], k: usize) -> Vec<Point> {
     if let (Some(mode), Some(bits), Some(expo)) = (find("align.mode"), find("align.extra_bits"), find("align.exponent")) {
         let exact = axes[mode].values.iter().position(|v| v.as_str() == Some("exact"));
         out.retain(|p| Some(p[mode]) != exact || (p[bits] == 0 && p[expo] == 0));
+    }
+    if let (Some(c), Some(norm), Some(mode)) = (find("blocks.c"), find("blocks.normalise"), find("align.mode")) {
+        // The second adder of `staged` takes a truncated block summed at its end; `pairwise`
+        // rounds every product and every sum (no window: exact alignment stands for it) and
+        // joins the running sum by one more rounded addition.
+        let is = |axis: usize, p: &Point, v: &str| axes[axis].values[p[axis]].as_str() == Some(v);
+        out.retain(|p| {
+            let staged_ok = !is(c, p, "staged") || (is(norm, p, "end") && !is(mode, p, "exact"));
+            let pairwise_ok = !is(norm, p, "pairwise") || (is(c, p, "separate") && is(mode, p, "exact"));
+            staged_ok && pairwise_ok
+        });
+    }
+    if let (Some(acc), Some(prec)) = (find("accumulator.format"), find("accumulator.precision")) {
+        // A precision the accumulator's format already holds narrows nothing: only "none".
+        out.retain(|p| {
+            let holds = axes[acc].values[p[acc]].as_str().and_then(|f| f.parse::<Format>().ok()).map_or(0, |f| f.precision());
+            axes[prec].values[p[prec]].as_integer().is_none_or(|q| q < holds as i64)
+        });
+    }
+    if let (Some(acc), Some(window)) = (find("accumulator.format"), find("align.window")) {
+        // A window sized by the accumulator's own format is no window setting at all.
+        out.retain(|p| axes[window].values[p[window]].as_str() == Some("none") || axes[window].values[p[window]] != axes[acc].values[p[acc]]);
     }
     if let (Some(width), Some(inter)) = (find("blocks.width"), find("blocks.interleave")) {
         // Runs as long as a block (or longer) deal K out as contiguous blocks again, or leave
@@ -129,4 +154,29 @@ pub fn emulator(arith: &Arithmetic) -> Option<crate::model::Emulator> {
 /// `knob = value` for every axis at `point`.
 pub fn describe(axes: &[Axis], point: &[usize]) -> Vec<String> {
     axes.iter().zip(point).map(|(a, &v)| format!("{} = {}", a.path, a.values[v])).collect()
+}
+
+/// How many knobs of `a` differ from `b` (every knob, not only the searched ones).
+pub fn distance(a: &Arithmetic, b: &Arithmetic) -> usize {
+    fn flat(prefix: &str, v: &toml::Value, out: &mut std::collections::BTreeMap<String, toml::Value>) {
+        match v {
+            toml::Value::Table(t) => t.iter().for_each(|(k, v)| flat(&format!("{prefix}.{k}"), v, out)),
+            _ => {
+                out.insert(prefix.to_string(), v.clone());
+            }
+        }
+    }
+    let (mut fa, mut fb) = (Default::default(), Default::default());
+    if let (Ok(ta), Ok(tb)) = (toml::Value::try_from(a), toml::Value::try_from(b)) {
+        flat("", &ta, &mut fa);
+        flat("", &tb, &mut fb);
+    }
+    let keys: std::collections::BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
+    keys.into_iter().filter(|k| fa.get(*k) != fb.get(*k)).count()
+}
+
+/// The candidate nearest to `base` (fewest knobs changed; the first of equals): where the data
+/// leave knobs undecided, the model keeps the base's values for them.
+pub fn nearest_to(base: &Arithmetic, candidates: impl IntoIterator<Item = Arithmetic>) -> Option<Arithmetic> {
+    candidates.into_iter().enumerate().min_by_key(|(i, a)| (distance(a, base), *i)).map(|(_, a)| a)
 }

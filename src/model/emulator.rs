@@ -561,7 +561,7 @@ impl<'a> TileRun<'a> {
         let k = self.case.k;
         let mut block = std::mem::take(&mut self.block);
         block.clear();
-        let fused = ar.blocks.c != CPlacement::Separate;
+        let fused = !matches!(ar.blocks.c, CPlacement::Separate | CPlacement::Staged);
         if fused {
             push_operand(&mut block, run, ar.align.exponent);
         }
@@ -575,10 +575,23 @@ impl<'a> TileRun<'a> {
             let (a, bs): (Vec<Operand>, Vec<Operand>) = self.blocks[b].iter().map(|&kk| (arow[kk], bcol[kk])).unzip();
             return self.propagated_nan(run, &a, &bs);
         }
+        if ar.blocks.c == CPlacement::Staged {
+            let r = self.staged(run, &block);
+            self.block = block;
+            return r;
+        }
         let rnd = ar.accumulator.rounding;
         let sum = match ar.blocks.normalise {
             Normalise::End => self.round_block(&block, rnd),
             Normalise::EveryAdd => self.add_sequentially(&mut block, rnd),
+            Normalise::Pairwise => {
+                self.block = block;
+                let leaves: Vec<(Operand, Operand)> = self.blocks[b].iter().map(|&kk| (arow[kk], bcol[kk])).collect();
+                let first = fused.then_some(run);
+                let sum = self.add_pairwise(first, &leaves, rnd);
+                block = std::mem::take(&mut self.block);
+                sum
+            }
         };
         self.block = block;
         if fused {
@@ -609,6 +622,80 @@ impl<'a> TileRun<'a> {
         nan(true, 0)
     }
 
+    /// `normalise = "pairwise"`: each product rounded into the accumulator, then a balanced
+    /// tree of rounded two-term additions in K order (`first`, the running sum of a fused
+    /// block, is the leftmost leaf).
+    fn add_pairwise(&mut self, first: Option<Running>, leaves: &[(Operand, Operand)], rnd: Rounding) -> Running {
+        let mut level: Vec<Running> = first.into_iter().collect();
+        for &(a, b) in leaves {
+            let mut one = Block::default();
+            self.push_product(&mut one, a, b);
+            level.push(self.round_block(&one, rnd));
+        }
+        while level.len() > 1 {
+            level = level.chunks(2).map(|p| if let [x, y] = p { self.add_rounded(*x, *y, rnd) } else { p[0] }).collect();
+        }
+        level.pop().unwrap_or_else(|| Operand::decode(self.acc_fmt, 0, Subnormals::Keep))
+    }
+
+    /// `c = "staged"`: the block's unrounded sum and the running sum through the second adder
+    /// (see [`super::Staged`]).
+    fn staged(&self, run: Running, block: &Block) -> Running {
+        let f = self.acc_fmt;
+        let st = &self.ar.blocks.staged;
+        let special = |class, neg| Operand { class, neg, sig: 0, lsb: 0, field: 0 };
+        let nan = block.nan || run.class == Class::Nan;
+        let pos_inf = block.pos_inf || (run.class == Class::Inf && !run.neg);
+        let neg_inf = block.neg_inf || (run.class == Class::Inf && run.neg);
+        if nan || (pos_inf && neg_inf) {
+            return special(Class::Nan, false);
+        }
+        if pos_inf || neg_inf {
+            return special(Class::Inf, neg_inf);
+        }
+        let emin = f.emin();
+        // The block's sum as its window left it, and its exponent (the largest term's).
+        let dot = (!block.terms.is_empty()).then(|| {
+            let e = block.terms.iter().map(|t| t.key).max().expect("nonempty block");
+            let e = self.ar.anchor_floor(f).map_or(e, |fl| e.max(fl));
+            let s = self.align_and_sum(block);
+            (if s.neg { -(s.mag as i128) } else { s.mag as i128 }, s.exp, e)
+        });
+        let (c_val, c_lsb, c_exp) = match run.class {
+            Class::Finite => {
+                let lead = run.lsb + (128 - (run.sig as u128).leading_zeros() as i32) - 1;
+                (if run.neg { -(run.sig as i128) } else { run.sig as i128 }, run.lsb, lead.max(emin))
+            }
+            _ => (0, emin, emin),
+        };
+        let e = dot.map_or(c_exp, |(_, _, d)| d.max(c_exp));
+        // Floor (toward -inf) a value v·2^lsb onto the grid 2^g.
+        let floor_to = |v: i128, lsb: i32, g: i32| -> i128 {
+            if g <= lsb {
+                v << (lsb - g).min(100) as u32
+            } else if g - lsb >= 127 {
+                if v < 0 { -1 } else { 0 }
+            } else {
+                v >> (g - lsb) as u32
+            }
+        };
+        let (g_dot, g_c) = (e - st.dot_bits as i32, e - st.c_bits as i32);
+        let g = g_dot.min(g_c);
+        let dot_part = dot.map_or(0, |(v, lsb, _)| floor_to(v, lsb, g_dot) << (g_dot - g) as u32);
+        let c_part = floor_to(c_val, c_lsb, g_c) << (g_c - g) as u32;
+        let v = dot_part + c_part;
+        if v == 0 {
+            let all_zero = block.terms.is_empty() && run.class == Class::Zero;
+            let neg = self.ar.specials.zero_sign == ZeroSign::Ieee && all_zero && block.pos_zeros == 0 && run.neg;
+            return special(Class::Zero, neg);
+        }
+        let lead = g + (128 - v.unsigned_abs().leading_zeros() as i32) - 1;
+        let keep_lsb = (lead - (st.keep as i32 - 1)).max(emin - (st.keep as i32 - 1));
+        let (v, lsb) = if keep_lsb > g { (floor_to(v, g, keep_lsb), keep_lsb) } else { (v, g) };
+        let bits = f.round(v < 0, v.unsigned_abs(), lsb, false, self.ar.accumulator.rounding, self.ar.accumulator.overflow);
+        Operand::decode(f, bits, self.ar.accumulator.subnormals)
+    }
+
     fn push_product(&self, block: &mut Block, a: Operand, b: Operand) {
         let neg = a.neg ^ b.neg;
         match (a.class, b.class) {
@@ -622,6 +709,10 @@ impl<'a> TileRun<'a> {
                 match self.ar.products.round_to {
                     None => {
                         let t = Term { neg, sig, lsb, key: 0 };
+                        if self.ar.products.inf_above.is_some_and(|f| t.lead() > f.emax()) {
+                            block.push_special(Class::Inf, neg);
+                            return;
+                        }
                         let key = match self.ar.align.exponent {
                             AlignExponent::LeadingBit => t.lead(),
                             AlignExponent::FieldSum => a.field + b.field,
@@ -969,6 +1060,7 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<u
     let width = if ar.blocks.width == 0 { case.k } else { ar.blocks.width };
     let window = ar.window_precision(acc_fmt) as i32 + ar.align.extra_bits + 1 + 2 + 7;
     ar.products.round_to.is_none()
+        && ar.products.inf_above.is_none()
         && ar.accumulator.precision.is_none_or(|q| q >= 1)
         && ar.blocks.normalise == Normalise::End
         && (ar.blocks.c == CPlacement::Fused || (ar.blocks.c == CPlacement::After && ar.specials.nan != NanOutput::Propagate && ar.accumulator.range == AccRange::Format))

@@ -25,6 +25,7 @@ pub(super) fn applies(ar: &Arithmetic, case: &MmaCase, acc: Format) -> bool {
         && ar.align.mode == AlignMode::Exact
         && ar.align.carry_bits.is_none()
         && ar.products.round_to.is_none()
+        && ar.products.inf_above.is_none()
         && ar.accumulator.precision.is_none()
         && ar.accumulator.rounding == Rounding::Rne
         && ar.accumulator.range == AccRange::Format

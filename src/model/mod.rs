@@ -47,6 +47,10 @@ pub struct Products {
     pub round_to: Option<Format>,
     #[serde(default = "rne")]
     pub rounding: Rounding,
+    /// Exact products (`round_to` unset) that reach beyond this format's range become
+    /// infinities before any addition (MMA-Sim's CDNA3: a product of 2^128 or more is ±inf).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inf_above: Option<Format>,
 }
 
 /// How K is split into fused blocks and how the blocks and C are chained.
@@ -71,6 +75,35 @@ pub struct Blocks {
     /// Where partial sums are normalised and rounded inside a block.
     #[serde(default)]
     pub normalise: Normalise,
+    /// The second adder of `c = "staged"`.
+    #[serde(default, skip_serializing_if = "Staged::is_default")]
+    pub staged: Staged,
+}
+
+/// The adder that joins a block's sum and the running sum under `c = "staged"` (MMA-Sim's
+/// CDNA3 `mfma`, F = 24 and F2 = 31): the block's sum is kept exactly as its window left it;
+/// with E the larger of its exponent and the running sum's (never below the accumulator's
+/// smallest normal), the block's sum is floored to `dot_bits` bits below E and the running sum
+/// to `c_bits`, their sum is floored to `keep` significant bits (the accumulator's subnormal
+/// grid the lowest), then rounded into the accumulator by `accumulator.rounding`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Staged {
+    pub dot_bits: u32,
+    pub c_bits: u32,
+    pub keep: u32,
+}
+
+impl Default for Staged {
+    fn default() -> Self {
+        Staged { dot_bits: 32, c_bits: 24, keep: 32 }
+    }
+}
+
+impl Staged {
+    fn is_default(&self) -> bool {
+        *self == Staged::default()
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,6 +127,10 @@ pub enum CPlacement {
     /// The blocks chain fused from +0 and C is added to their result by one rounded addition
     /// at the end (H100 mma.sync fp8: the tensor-core steps start from zero, then an FADD).
     After,
+    /// Each block's products are fused alone and kept unrounded; the running sum (C at first)
+    /// joins them in a second, narrower adder (`blocks.staged`), then one rounding into the
+    /// accumulator (MMA-Sim's CDNA3 `mfma`).
+    Staged,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +142,9 @@ pub enum Normalise {
     /// A chain of floating-point adders: terms are added largest first and every partial sum is
     /// aligned, normalised and rounded to the accumulator format (what Fasi et al. refute on V100).
     EveryAdd,
+    /// A balanced tree of two-term adders over the block's products in K order, each product
+    /// and each sum rounded to the accumulator: (p0 + p1) + (p2 + p3) (MMA-Sim's CDNA2 `mfma`).
+    Pairwise,
 }
 
 /// Alignment of the terms of one block to a common exponent.
@@ -440,6 +480,13 @@ impl Arithmetic {
         }
         if self.align.carry_bits.is_some_and(|c| c > 32) {
             return Err("align.carry_bits must be at most 32".into());
+        }
+        let st = &self.blocks.staged;
+        if !(1..=60).contains(&st.dot_bits) || !(1..=60).contains(&st.c_bits) || !(2..=60).contains(&st.keep) {
+            return Err(format!("blocks.staged = {st:?}: dot_bits and c_bits must be 1..=60 and keep 2..=60"));
+        }
+        if self.blocks.c == CPlacement::Staged && (self.blocks.normalise != Normalise::End || self.align.mode == AlignMode::Exact) {
+            return Err("blocks.c = \"staged\" takes a truncating block (normalise = \"end\", align.mode not \"exact\")".into());
         }
         if self.align.mode != AlignMode::Exact && self.align.extra_bits + 53 + 40 > 120 {
             // Window: accumulator precision + extra bits + carries must fit the 128-bit adder.

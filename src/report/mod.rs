@@ -72,6 +72,7 @@ fn value(a: &Arithmetic, column: &str) -> String {
                 CPlacement::Fused => "",
                 CPlacement::Separate => ", C added separately",
                 CPlacement::After => ", from 0, C added last",
+                CPlacement::Staged => ", C joined in a second adder",
             };
             format!("{}{interleave}{c}", a.blocks.width)
         }

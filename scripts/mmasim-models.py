@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""A model per MMA-Sim architecture and instruction, found by `mmafuzz discover` against
+MMA-Sim and checked by hunting against it (issue 14, part 3).
+
+For every architecture MMA-Sim models and every mmafuzz path it has an instruction for:
+
+  1. `mmafuzz discover --oracle external-npz:(MMA-Sim)`: active learning over the knob space;
+     writes the model and records the deciding tiles (MMA-Sim's answers) into a work corpus.
+  2. `mmafuzz hunt --against (MMA-Sim)` on fresh edge-biased tiles (--tiles, 10^5 by default).
+     Divergent elements, if any, are minimised into findings; their cases are recorded from
+     MMA-Sim into the work corpus and `mmafuzz infer` over that corpus picks the model again;
+     the hunt repeats with the next seed (at most --rounds times).
+  3. A model whose last hunt had 0 divergent elements goes to models/<arch>/<path>.toml, and
+     --record tiles of MMA-Sim's answers to corpus/mmasim/<arch>/ (replayed in CI, no PyTorch).
+
+Paths that have a model measured on the H100 (models/sm90/) are not rediscovered for MMA-Sim's
+Hopper: the sm90 model is hunted against MMA-Sim's Hopper instead (the README's table).
+
+Needs PyTorch (>= 2.9) and MMA-Sim 2.1.1 importable by --python, and a built mmafuzz.
+
+    python3 scripts/mmasim-models.py --mmafuzz target/release/mmafuzz --arch Ampere --jobs 2
+    python3 scripts/mmasim-models.py --list        # the (architecture, path) pairs, nothing run
+
+Results: one JSON line per pair in OUT/results.jsonl (OUT = target/mmasim-models by default),
+logs and work corpora under OUT/<arch>/<path>/.
+"""
+
+import argparse
+import concurrent.futures as cf
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ARCHS = {
+    "Volta": "volta", "Turing": "turing", "Ampere": "ampere", "Ada Lovelace": "ada", "Hopper": "hopper",
+    "Blackwell": "blackwell", "RTX Blackwell": "rtx-blackwell", "CDNA1": "cdna1", "CDNA2": "cdna2", "CDNA3": "cdna3",
+}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mmafuzz", default=os.path.join(ROOT, "target/release/mmafuzz"))
+    p.add_argument("--python", default=sys.executable, help="the Python that has torch and mmasim (runs the oracle)")
+    p.add_argument("--arch", action="append", help="only these architectures (MMA-Sim's names; repeat)")
+    p.add_argument("--only", help="only paths whose id contains this")
+    p.add_argument("--tiles", type=int, default=100_000, help="tiles per checking hunt")
+    p.add_argument("--max-dots", type=float, default=2.56e7, help="dot products (D elements) per checking hunt at most: "
+                   "fewer tiles for wide ones (25,000 of AMD's 32x32; 100,000 up to 256 elements)")
+    p.add_argument("--measured-products", type=float, default=3e8, help="products per hunt of a measured sm90 model (wide wgmma tiles get fewer tiles)")
+    p.add_argument("--rounds", type=int, default=4, help="hunt / infer rounds before giving up on a pair")
+    p.add_argument("--discover-seconds", type=int, default=300)
+    p.add_argument("--record", type=int, default=256, help="tiles of MMA-Sim's answers recorded per pair into corpus/mmasim/")
+    p.add_argument("--jobs", type=int, default=1, help="pairs run at once")
+    p.add_argument("--out", default=os.path.join(ROOT, "target/mmasim-models"))
+    p.add_argument("--redo", action="store_true", help="run pairs that already have a model too")
+    p.add_argument("--list", action="store_true", help="print the pairs and stop")
+    p.add_argument("--record-missing", action="store_true",
+                   help="only record MMA-Sim's answers (--record tiles) for models that have no corpus/mmasim file yet")
+    return p.parse_args()
+
+
+def paths(mmafuzz):
+    """Dense floating-point instruction paths (no library calls, sparse or integer paths, and no
+    wgmma forms: MMA-Sim names instructions by shape and types only)."""
+    out = subprocess.run([mmafuzz, "paths", "--json"], check=True, capture_output=True, text=True).stdout
+    rows = [json.loads(l) for l in out.splitlines() if l.strip()]
+    keep = []
+    for r in rows:
+        if r["runs"] == "library" or ".sp." in r["id"] or r["c_fmt"] == "s32":
+            continue
+        if re.search(r"\.(chain4|smem_a|trans_ab|trans_b|neg_a|neg_b|scale_d0)$", r["id"]):
+            continue
+        keep.append(r)
+    return keep
+
+
+def pairs(args):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("mmasim_oracle", os.path.join(ROOT, "scripts/mmasim-oracle.py"))
+    oracle_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oracle_mod)
+    out = []
+    for arch, d in ARCHS.items():
+        if args.arch and arch not in args.arch:
+            continue
+        sys.argv = ["mmasim-oracle", "--arch", arch]
+        oracle = oracle_mod.Oracle(oracle_mod.parse_args())
+        for p in paths(args.mmafuzz):
+            if args.only and args.only not in p["id"]:
+                continue
+            try:
+                kind, name = oracle.instruction(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"])
+                oracle.op(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"])
+            except (ValueError, KeyError):
+                continue
+            if kind != p["id"].split(".")[0]:
+                continue  # e.g. a wgmma path's shape on Blackwell, which has tcgen05.mma instead
+            measured = arch == "Hopper" and "sm90" in p["models"]
+            if arch == "Hopper" and not measured:
+                continue  # no model of ours to check, and Hopper's own claims are the sm90 models'
+            out.append({"arch": arch, "dir": d, "path": p, "mmasim": f"{kind} {name}", "measured": measured})
+    return out
+
+
+def run(cmd, log):
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        t = time.time()
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=f, text=True)
+        f.write(r.stdout + f"[exit {r.returncode}, {time.time() - t:.1f} s]\n")
+    return r
+
+
+def divergent(stdout):
+    m = re.search(r"divergent: (\d+) tiles, (\d+) elements", stdout)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def finding_cases(findings_dir):
+    """The minimised and original case of every finding (JSONL lines, without outputs)."""
+    lines = []
+    for md in glob.glob(os.path.join(findings_dir, "**", "*.md"), recursive=True):
+        text = open(md).read()
+        m = re.search(r"## Record\n\n```json\n(.*?)\n```", text, re.S)
+        if not m:
+            continue
+        rec = json.loads(m.group(1))
+        for key in ("minimised", "original"):
+            case = dict(rec.get(key) or {})
+            for drop in ("d", "d_b"):
+                case.pop(drop, None)
+            if case:
+                lines.append(json.dumps(case))
+    return lines
+
+
+def oracle_for(args, pr):
+    """The oracle command and provenance label of a pair."""
+    p, arch = pr["path"], pr["arch"]
+    # Where MMA-Sim computes on the host CPU (AMD's mfma, every FP64 instruction: x86 fma and
+    # PyTorch's summation order), its NaN bits are the CPU's, not a rule it models: NaNs are
+    # compared as one pattern there (the adapter's --nan-as all-ones).
+    host_nans = arch.startswith("CDNA") or p["a_fmt"] == "f64"
+    label = f"MMA-Sim 2.1.1 {arch} model{' (NaNs written as all-ones)' if host_nans else ''}, not hardware"
+    oracle = (f"external-npz:{args.python} {os.path.join(ROOT, 'scripts/mmasim-oracle.py')} --arch '{arch}' --protocol npz"
+              f" --instruction '{pr['mmasim'].replace(' ', ':', 1)}'"
+              + (" --nan-as all-ones" if host_nans else ""))
+    return oracle, label, host_nans
+
+
+def record(args, pr, log):
+    """MMA-Sim's answers on --record generated tiles into corpus/mmasim/<arch>/ (CI replays them)."""
+    oracle, label, _ = oracle_for(args, pr)
+    rec = os.path.join(ROOT, "corpus", "mmasim", pr["dir"])
+    f = os.path.join(rec, pr["path"]["id"] + ".jsonl.gz")
+    if os.path.exists(f):
+        os.remove(f)
+    return run([args.mmafuzz, "record", "--path", pr["path"]["id"], "--count", str(args.record), "--seed", "7", "--oracle", oracle,
+                "--label", label, "--corpus", rec], log)
+
+
+def one(args, pr):
+    p, d, arch = pr["path"], pr["dir"], pr["arch"]
+    pid = p["id"]
+    work = os.path.join(args.out, d, pid)
+    os.makedirs(work, exist_ok=True)
+    log = os.path.join(work, "log.txt")
+    oracle, label, host_nans = oracle_for(args, pr)
+    final = os.path.join(ROOT, "models", "sm90" if pr["measured"] else d, pid + ".toml")
+    result = {"arch": arch, "dir": d, "path": pid, "mmasim": pr["mmasim"], "measured": pr["measured"], "hunts": []}
+    t0 = time.time()
+    products = p["m"] * p["n"] * p["k"]
+    tiles = min(args.tiles, int(args.max_dots / (p["m"] * p["n"])))
+    if pr["measured"]:
+        tiles = max(1000, min(tiles, int(args.measured_products / products)))
+    if pr["measured"]:
+        model = final
+        if host_nans:  # the measured model with NaNs written as the adapter writes them
+            model = os.path.join(work, "measured-all-ones-nan.toml")
+            with open(model, "w") as f:
+                f.write(f'base = "sm90:{pid}"\nname = "sm90:{pid} (NaNs as all-ones)"\n[specials]\nnan = "all_ones"\n')
+    else:
+        model = os.path.join(work, "model.toml")
+        corpus = os.path.join(work, "corpus")
+        if os.path.exists(os.path.join(corpus, pid + ".jsonl.gz")):
+            os.remove(os.path.join(corpus, pid + ".jsonl.gz"))
+        r = run([args.mmafuzz, "discover", "--path", pid, "--oracle", oracle, "--arch", d, "--label", label,
+                 "--seconds", str(args.discover_seconds), "--write", model, "--corpus", corpus], log)
+        m = re.search(r"(\d+) rounds, (\d+) tiles run", r.stdout)
+        result["discover"] = {"exit": r.returncode, "rounds": int(m.group(1)) if m else None, "tiles": int(m.group(2)) if m else None,
+                              "summary": [l for l in r.stdout.splitlines() if l.startswith("survivors") or "no model of the space" in l]}
+        if not os.path.exists(model):
+            result["status"] = "no model in the knob space"
+            result["seconds"] = round(time.time() - t0, 1)
+            return result
+    for round_ in range(1, args.rounds + 1):
+        fdir = os.path.join(work, f"findings-{round_}")
+        shutil.rmtree(fdir, ignore_errors=True)
+        r = run([args.mmafuzz, "hunt", "--path", pid, "--model", model, "--against", oracle, "--tiles", str(tiles),
+                 "--seed", str(100 + round_), "--findings", fdir], log)
+        div = divergent(r.stdout)
+        result["hunts"].append({"seed": 100 + round_, "tiles": tiles, "exit": r.returncode,
+                                "divergent_tiles": div[0] if div else None, "divergent_elements": div[1] if div else None})
+        if div is None or div[1] == 0 or pr["measured"]:
+            break
+        cases = finding_cases(fdir)
+        with open(os.path.join(work, "finding-cases.jsonl"), "w") as f:
+            f.write("\n".join(cases) + "\n")
+        run([args.mmafuzz, "record", "--path", pid, "--in", os.path.join(work, "finding-cases.jsonl"), "--oracle", oracle,
+             "--label", label, "--corpus", corpus], log)
+        r = run([args.mmafuzz, "infer", "--path", pid, "--corpus", corpus, "--findings", os.path.join(work, "no-findings"),
+                 "--arch", d, "--label", label, "--write", model], log)
+        if r.returncode != 0:
+            result["infer"] = [l for l in r.stdout.splitlines() if l.startswith("nearest") or l.startswith("  simplest")][:4]
+    last = result["hunts"][-1] if result["hunts"] else {}
+    ok = last.get("divergent_elements") == 0
+    result["status"] = "agrees" if ok else "differs"
+    if ok and not pr["measured"]:
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        shutil.copyfile(model, final + ".tmp")
+        os.replace(final + ".tmp", final)
+        result["model"] = os.path.relpath(final, ROOT)
+        if args.record:
+            record(args, pr, log)
+    result["seconds"] = round(time.time() - t0, 1)
+    return result
+
+
+def main():
+    args = parse_args()
+    # MMA-Sim builds a C++ extension with ninja at import: the Python's own bin/ first on PATH.
+    os.environ["PATH"] = os.path.dirname(args.python) + os.pathsep + os.environ.get("PATH", "")
+    todo = pairs(args)
+    if args.list:
+        for pr in todo:
+            print(f"{pr['arch']:<14} {pr['path']['id']:<40} {pr['mmasim']}{'  (measured sm90 model)' if pr['measured'] else ''}")
+        print(f"{len(todo)} pairs")
+        return
+    if args.record_missing:
+        todo = [pr for pr in todo if not pr["measured"] and os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))
+                and not os.path.exists(os.path.join(ROOT, "corpus", "mmasim", pr["dir"], pr["path"]["id"] + ".jsonl.gz"))]
+        os.makedirs(args.out, exist_ok=True)
+        for pr in todo:
+            r = record(args, pr, os.path.join(args.out, "record-missing.log"))
+            print(f"{pr['arch']:<14} {pr['path']['id']:<40} recorded, exit {r.returncode}", flush=True)
+        return
+    if not args.redo:
+        todo = [pr for pr in todo if pr["measured"] or not os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))]
+    os.makedirs(args.out, exist_ok=True)
+    results = os.path.join(args.out, "results.jsonl")
+    print(f"{len(todo)} pairs; results in {results}", flush=True)
+    with cf.ThreadPoolExecutor(args.jobs) as ex:
+        for fut in cf.as_completed([ex.submit(one, args, pr) for pr in todo]):
+            res = fut.result()
+            with open(results, "a") as f:
+                f.write(json.dumps(res) + "\n")
+            h = res["hunts"][-1] if res["hunts"] else {}
+            print(f"{res['arch']:<14} {res['path']:<40} {res['status']:<28} hunts {len(res['hunts'])}, last {h.get('tiles')} tiles, "
+                  f"{h.get('divergent_elements')} divergent elements, {res['seconds']} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""The README's table of models per MMA-Sim architecture (issue 14, part 3).
+
+Reads the models under models/<arch>/, the results of scripts/mmasim-models.py (one JSON line
+per architecture and path: the hunt against MMA-Sim that checked the model) and the findings
+under findings/mmasim/, and writes report/mmasim.md: per architecture and instruction, the
+model's agreement with MMA-Sim, the knobs that differ from our measured Hopper (sm90) model of
+the same instruction (or its nearest kin), and the findings. With --readme, it also replaces
+the part of README.md between the `mmasim-table` markers.
+
+    python3 scripts/mmasim-table.py --results target/mmasim-models/results.jsonl --readme
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARCHS = [("Volta", "volta"), ("Turing", "turing"), ("Ampere", "ampere"), ("Ada Lovelace", "ada"), ("Hopper", "hopper"),
+         ("Blackwell", "blackwell"), ("RTX Blackwell", "rtx-blackwell"), ("CDNA1", "cdna1"), ("CDNA2", "cdna2"), ("CDNA3", "cdna3")]
+# Knobs every model file spells out but that say nothing about the arithmetic's shape.
+QUIET = {"blocks.separate_rounding", "products.rounding", "align.emin_floor", "blocks.interleave", "blocks.order"}
+
+
+def flat(table, prefix=""):
+    out = {}
+    for k, v in table.items():
+        if isinstance(v, dict):
+            out.update(flat(v, f"{prefix}{k}."))
+        elif k not in ("name", "description", "sources", "base"):
+            out[prefix + k] = v
+    return out
+
+
+def load(path):
+    with open(path, "rb") as f:
+        return flat(tomllib.load(f))
+
+
+def kin(pid, a_fmt, b_fmt):
+    """The measured sm90 model this path is compared with: its own, Hopper's wgmma for
+    Blackwell's tcgen05.mma, the same types for mixed FP8."""
+    k = pid.replace("tcgen05.mma.", "wgmma.", 1)
+    same = k.replace(f".{a_fmt}.{b_fmt}", f".{a_fmt}.{a_fmt}", 1)
+    for cand in (pid, k, same):
+        f = os.path.join(ROOT, "models", "sm90", cand + ".toml")
+        if os.path.exists(f):
+            return cand, load(f)
+    return None, None
+
+
+def fmt(v):
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def diff(ours, ref):
+    keys = sorted(set(ours) | set(ref))
+    out = []
+    for k in keys:
+        if k in QUIET or ours.get(k) == ref.get(k):
+            continue
+        short = k.split(".", 1)[1] if k.count(".") else k
+        out.append(f"{short} {fmt(ours.get(k, 'unset'))}")
+    return out
+
+
+def results(files):
+    """(arch, path) -> the last result line (an agreeing one preferred)."""
+    best = {}
+    for f in files:
+        if not os.path.exists(f):
+            continue
+        for line in open(f):
+            r = json.loads(line)
+            key = (r["arch"], r["path"])
+            if key not in best or r["status"] == "agrees" or best[key]["status"] != "agrees":
+                best[key] = r
+    return best
+
+
+def formats(pid):
+    parts = pid.split(".")
+    shape = next(i for i, p in enumerate(parts) if re.match(r"m\d+n\d+k\d+", p))
+    d, a, b = parts[shape + 1:shape + 4]
+    return a.replace("xf32", "tf32"), b.replace("xf32", "tf32")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", action="append", default=[os.path.join(ROOT, "report", "mmasim-results.jsonl")])
+    ap.add_argument("--keep", default=os.path.join(ROOT, "report", "mmasim-results.jsonl"), help="where the merged results are kept")
+    ap.add_argument("--readme", action="store_true")
+    args = ap.parse_args()
+    res = results(args.results)
+    with open(args.keep + ".tmp", "w") as f:
+        for key in sorted(res):
+            f.write(json.dumps(res[key], sort_keys=True) + "\n")
+    os.replace(args.keep + ".tmp", args.keep)
+
+    rows, summary = [], []
+    for arch, d in ARCHS:
+        files = sorted(glob.glob(os.path.join(ROOT, "models", d, "*.toml")))
+        measured = [r for (a, _), r in res.items() if a == arch and r.get("measured")]
+        tried = [r for (a, _), r in res.items() if a == arch and not r.get("measured")]
+        pids = [os.path.basename(f)[:-5] for f in files]
+        for r in sorted(measured, key=lambda r: r["path"]):
+            h = r["hunts"][-1]
+            rows.append(f"| {arch} | `{r['path']}` ({r['mmasim']}) | sm90 (measured on the H100) | {h['tiles']:,} tiles, "
+                        f"{h['divergent_elements']} divergent elements | — | see below |")
+        for f, pid in zip(files, pids):
+            r = res.get((arch, pid), {})
+            h = (r.get("hunts") or [{}])[-1]
+            a_fmt, b_fmt = formats(pid)
+            ref_id, ref = kin(pid, a_fmt, b_fmt)
+            ours = load(f)
+            knobs = ", ".join(diff(ours, ref)) if ref else "no Hopper counterpart"
+            ref_note = "" if not ref_id or ref_id == pid else f" (vs `{ref_id}`)"
+            agree = (f"{h['tiles']:,} tiles, {h['divergent_elements']} divergent elements"
+                     if h.get("tiles") else "corpus replay only")
+            inst = r.get("mmasim", "")
+            rows.append(f"| {arch} | `{pid}` ({inst}) | `{d}:{pid}` | {agree} | {knobs or 'none'}{ref_note} | |")
+        missing = [r for r in tried if r["path"] not in pids]
+        for r in sorted(missing, key=lambda r: r["path"]):
+            rows.append(f"| {arch} | `{r['path']}` ({r['mmasim']}) | none yet | {r['status']} | | |")
+        total_tiles = sum((res.get((arch, p), {}).get("hunts") or [{}])[-1].get("tiles") or 0 for p in pids)
+        summary.append(f"| {arch} | {len(pids)} | {len(measured)} | {len(missing)} | {total_tiles:,} |")
+
+    findings = sorted(glob.glob(os.path.join(ROOT, "findings", "mmasim", "*", "*", "*.md")))
+    table = ["| architecture | models (discovered against MMA-Sim) | measured sm90 models checked | not modelled yet | hunted tiles |",
+             "|---|---|---|---|---|", *summary, "",
+             "<details><summary>Per instruction: the model, its agreement with MMA-Sim, the knobs that differ from Hopper</summary>", "",
+             "| architecture | path (MMA-Sim's instruction) | model | agreement (last hunt against MMA-Sim) | knobs that differ from the sm90 model | findings |",
+             "|---|---|---|---|---|---|", *rows, "", "</details>", "",
+             f"Findings where MMA-Sim and the H100 disagree ({len(findings)}, `findings/mmasim/`): FP64 NaN payloads only "
+             "(`findings/mmasim/README.md` says which side the H100 takes)."]
+    text = "\n".join(table) + "\n"
+    os.makedirs(os.path.join(ROOT, "report"), exist_ok=True)
+    with open(os.path.join(ROOT, "report", "mmasim.md"), "w") as f:
+        f.write("# Models per MMA-Sim architecture\n\nGenerated by `scripts/mmasim-table.py`.\n\n" + text)
+    if args.readme:
+        readme = os.path.join(ROOT, "README.md")
+        s = open(readme).read()
+        start, end = "<!-- mmasim-table -->", "<!-- /mmasim-table -->"
+        if start in s and end in s:
+            s = s[:s.index(start) + len(start)] + "\n" + text + s[s.index(end):]
+            with open(readme, "w") as f:
+                f.write(s)
+        else:
+            print(f"README.md has no {start} ... {end} markers; wrote report/mmasim.md only")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+//! Instructions of GPUs this project has no hardware for: other NVIDIA generations' shapes and
+//! types (Blackwell's `tcgen05.mma`, Ada's mixed FP8 `mma.sync`) and AMD CDNA's `mfma`. They
+//! have no kernel ([`Module::Simulated`]): an external oracle answers them (MMA-Sim through
+//! `scripts/mmasim-oracle.py`), and the models under `models/<arch>/` (discovered against that
+//! oracle) emulate them.
+//!
+//! Every MMA-Sim instruction is covered by the path of its family, types and K: MMA-Sim's
+//! arithmetic for an instruction depends only on the architecture, the types and K (its `dpa`
+//! reduces each of D's elements from one row of A and one column of B), so one tile shape per
+//! (types, K) stands for all its M and N (README, "Every architecture MMA-Sim models").
+
+use super::paths::{Module, PathSpec};
+use crate::format::Format;
+
+const fn sim(id: &'static str, a_fmt: Format, b_fmt: Format, c_fmt: Format, (m, n, k): (usize, usize, usize), min_cc: (i32, i32)) -> PathSpec {
+    PathSpec { id, a_fmt, b_fmt, c_fmt, m, n, k, kernel: "", module: Module::Simulated, min_cc }
+}
+
+use Format::{Bf16, E4m3, E5m2, Tf32, F16, F32, F64};
+
+/// The simulated paths (see the module documentation).
+pub const SIMULATED: &[PathSpec] = &[
+    // mma.sync with mixed FP8 operands and the FP8 shapes with f16 accumulators the H100 paths
+    // lack (sm_89+: Ada, Hopper, RTX Blackwell).
+    sim("mma.m16n8k32.f16.e4m3.e5m2.f16", E4m3, E5m2, F16, (16, 8, 32), (8, 9)),
+    sim("mma.m16n8k32.f16.e5m2.e4m3.f16", E5m2, E4m3, F16, (16, 8, 32), (8, 9)),
+    sim("mma.m16n8k16.f32.e4m3.e5m2.f32", E4m3, E5m2, F32, (16, 8, 16), (8, 9)),
+    sim("mma.m16n8k16.f32.e5m2.e4m3.f32", E5m2, E4m3, F32, (16, 8, 16), (8, 9)),
+    sim("mma.m16n8k16.f16.e4m3.e5m2.f16", E4m3, E5m2, F16, (16, 8, 16), (8, 9)),
+    sim("mma.m16n8k16.f16.e5m2.e4m3.f16", E5m2, E4m3, F16, (16, 8, 16), (8, 9)),
+    // Blackwell (sm_100) tcgen05.mma, kind::tf32 / f16 / f8f6f4, at M = 64, N = 8.
+    sim("tcgen05.mma.m64n8k8.f32.tf32.tf32", Tf32, Tf32, F32, (64, 8, 8), (10, 0)),
+    sim("tcgen05.mma.m64n8k16.f32.f16.f16", F16, F16, F32, (64, 8, 16), (10, 0)),
+    sim("tcgen05.mma.m64n8k16.f32.bf16.bf16", Bf16, Bf16, F32, (64, 8, 16), (10, 0)),
+    sim("tcgen05.mma.m64n8k16.f16.f16.f16", F16, F16, F16, (64, 8, 16), (10, 0)),
+    sim("tcgen05.mma.m64n8k32.f32.e4m3.e4m3", E4m3, E4m3, F32, (64, 8, 32), (10, 0)),
+    sim("tcgen05.mma.m64n8k32.f32.e4m3.e5m2", E4m3, E5m2, F32, (64, 8, 32), (10, 0)),
+    sim("tcgen05.mma.m64n8k32.f32.e5m2.e4m3", E5m2, E4m3, F32, (64, 8, 32), (10, 0)),
+    sim("tcgen05.mma.m64n8k32.f32.e5m2.e5m2", E5m2, E5m2, F32, (64, 8, 32), (10, 0)),
+    sim("tcgen05.mma.m64n8k32.f16.e4m3.e4m3", E4m3, E4m3, F16, (64, 8, 32), (10, 0)),
+    sim("tcgen05.mma.m64n8k32.f16.e4m3.e5m2", E4m3, E5m2, F16, (64, 8, 32), (10, 0)),
+    sim("tcgen05.mma.m64n8k32.f16.e5m2.e4m3", E5m2, E4m3, F16, (64, 8, 32), (10, 0)),
+    sim("tcgen05.mma.m64n8k32.f16.e5m2.e5m2", E5m2, E5m2, F16, (64, 8, 32), (10, 0)),
+    // AMD CDNA1-3 mfma (v_mfma_*), named as PTX names shapes and types (D.A.B.C); xf32 is
+    // CDNA3's TF32 (f32 registers whose low 13 bits are ignored).
+    sim("mfma.m4n4k1.f32.f32.f32.f32", F32, F32, F32, (4, 4, 1), (0, 0)),
+    sim("mfma.m16n16k4.f32.f32.f32.f32", F32, F32, F32, (16, 16, 4), (0, 0)),
+    sim("mfma.m4n4k4.f64.f64.f64.f64", F64, F64, F64, (4, 4, 4), (0, 0)),
+    sim("mfma.m4n4k4.f32.f16.f16.f32", F16, F16, F32, (4, 4, 4), (0, 0)),
+    sim("mfma.m32n32k8.f32.f16.f16.f32", F16, F16, F32, (32, 32, 8), (0, 0)),
+    sim("mfma.m16n16k16.f32.f16.f16.f32", F16, F16, F32, (16, 16, 16), (0, 0)),
+    sim("mfma.m4n4k2.f32.bf16.bf16.f32", Bf16, Bf16, F32, (4, 4, 2), (0, 0)),
+    sim("mfma.m32n32k4.f32.bf16.bf16.f32", Bf16, Bf16, F32, (32, 32, 4), (0, 0)),
+    sim("mfma.m16n16k8.f32.bf16.bf16.f32", Bf16, Bf16, F32, (16, 16, 8), (0, 0)),
+    sim("mfma.m4n4k4.f32.bf16.bf16.f32", Bf16, Bf16, F32, (4, 4, 4), (0, 0)),
+    sim("mfma.m32n32k8.f32.bf16.bf16.f32", Bf16, Bf16, F32, (32, 32, 8), (0, 0)),
+    sim("mfma.m16n16k16.f32.bf16.bf16.f32", Bf16, Bf16, F32, (16, 16, 16), (0, 0)),
+    sim("mfma.m32n32k4.f32.xf32.xf32.f32", Tf32, Tf32, F32, (32, 32, 4), (0, 0)),
+    sim("mfma.m16n16k8.f32.xf32.xf32.f32", Tf32, Tf32, F32, (16, 16, 8), (0, 0)),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{path_by_id, PATHS};
+
+    #[test]
+    fn simulated_paths_are_found_unique_and_take_their_own_tiles() {
+        for p in SIMULATED {
+            assert_eq!(path_by_id(p.id).map(|q| q.id), Some(p.id));
+            assert!(!PATHS.iter().any(|q| q.id == p.id), "{} is also a GPU path", p.id);
+            assert_eq!(SIMULATED.iter().filter(|q| q.id == p.id).count(), 1, "{}", p.id);
+            assert!(p.check(&p.zeros()).is_ok(), "{}", p.id);
+            // The id spells the shape and D's, A's and B's formats.
+            let shape = format!(".m{}n{}k{}.", p.m, p.n, p.k);
+            assert!(p.id.contains(&shape), "{} vs {shape}", p.id);
+        }
+    }
+}

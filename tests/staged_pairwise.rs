@@ -1,0 +1,128 @@
+//! The knobs MMA-Sim's AMD models needed, each on a dot product worked out by hand:
+//! `blocks.c = "staged"` (CDNA3's second adder), `blocks.normalise = "pairwise"` (CDNA2's tree of
+//! rounded additions) and `products.inf_above` (CDNA3's products of 2^128 or more).
+
+use mmafuzz::format::Format;
+use mmafuzz::{Emulator, MmaCase, Model};
+
+/// D of a 1x1xK dot product of f16 values (C in f32) under `model`.
+fn dot(model: &str, a: &[f64], b: &[f64], c: f32, fmt: Format) -> f32 {
+    let mut case = MmaCase::zeros(fmt, Format::F32, 1, 1, a.len());
+    let enc = |x: f64| match fmt {
+        Format::F16 => half_bits(x),
+        Format::Bf16 => (x as f32).to_bits() as u64 >> 16,
+        _ => unreachable!(),
+    };
+    case.a = a.iter().map(|&x| enc(x)).collect();
+    case.b = b.iter().map(|&x| enc(x)).collect();
+    case.c = vec![c.to_bits() as u64];
+    let emu = Emulator::new(Model::from_toml("t", model).unwrap());
+    f32::from_bits(emu.run(&case).unwrap()[0] as u32)
+}
+
+/// f16 bits of an f16-representable power of two times a small integer.
+fn half_bits(x: f64) -> u64 {
+    let f = Format::F16;
+    let (neg, m) = (x < 0.0, x.abs());
+    if m == 0.0 {
+        return f.zero_bits(neg);
+    }
+    let e = m.log2().floor() as i32;
+    let sig = (m / 2f64.powi(e - 10)) as u128;
+    f.encode_exact(neg, sig as u64, e - 10).expect("representable")
+}
+
+const STAGED: &str = r#"
+[accumulator]
+format = "f32"
+rounding = "rne"
+[align]
+mode = "truncate"
+exponent = "field_sum"
+extra_bits = 1
+[blocks]
+width = 8
+c = "staged"
+"#;
+
+#[test]
+fn staged_floors_the_block_sum_below_the_running_sums_exponent() {
+    // C = 1; products 2^-24 and 2^-33. Exactly 1 + 2^-24 + 2^-33: just above the tie between
+    // 1 and 1 + 2^-23, so round to nearest gives 1 + 2^-23. The second adder keeps 32 bits
+    // below C's exponent (0): 2^-33 falls off, 1 + 2^-24 is a tie, and the even side is 1.
+    let a = [2f64.powi(-12), 2f64.powi(-11)];
+    let b = [2f64.powi(-12), 2f64.powi(-22)];
+    assert_eq!(dot(STAGED, &a, &b, 1.0, Format::F16), 1.0);
+    // 40 bits for the block's sum keep 2^-33: the sum rounds up.
+    let wide = format!("{STAGED}\n[blocks.staged]\ndot_bits = 40\nc_bits = 24\nkeep = 40\n");
+    assert_eq!(dot(&wide, &a, &b, 1.0, Format::F16), 1.0 + 2f32.powi(-23));
+    // The block's own window (24 bits below its largest product, 2^-24) keeps 2^-33 too: with
+    // C = 0 the sum is 2^-24 + 2^-33, rounded to nearest f32.
+    assert_eq!(dot(STAGED, &a, &b, 0.0, Format::F16), (2f64.powi(-24) + 2f64.powi(-33)) as f32);
+}
+
+#[test]
+fn staged_floors_toward_minus_infinity() {
+    // C = 1, product -2^-33: exactly 1 - 2^-33, which rounds to 1 whatever the second adder
+    // keeps at 32 bits. With 22 bits below E = 0 the floor takes -2^-33 down to -2^-22 (toward
+    // minus infinity, not toward zero, which would drop it): 1 - 2^-22, exactly an f32.
+    let a = [2f64.powi(-11)];
+    let b = [-(2f64.powi(-22))];
+    assert_eq!(dot(STAGED, &a, &b, 1.0, Format::F16), 1.0);
+    let narrow = format!("{STAGED}\n[blocks.staged]\ndot_bits = 22\nc_bits = 24\nkeep = 32\n");
+    assert_eq!(dot(&narrow, &a, &b, 1.0, Format::F16), 1.0 - 2f32.powi(-22));
+}
+
+const PAIRWISE: &str = r#"
+[accumulator]
+format = "f32"
+rounding = "rne"
+[align]
+mode = "exact"
+[blocks]
+width = 4
+c = "separate"
+normalise = "pairwise"
+"#;
+
+#[test]
+fn pairwise_adds_in_a_tree_in_k_order() {
+    // Products 2^-24, 2^-24, 1, 0: (2^-24 + 2^-24) + (1 + 0) = 1 + 2^-23 exactly.
+    let a = [2f64.powi(-12), 2f64.powi(-12), 1.0, 0.0];
+    let b = [2f64.powi(-12), 2f64.powi(-12), 1.0, 1.0];
+    assert_eq!(dot(PAIRWISE, &a, &b, 0.0, Format::F16), 1.0 + 2f32.powi(-23));
+    // Largest first, every partial sum rounded: 1 + 2^-24 is a tie that goes to 1, twice.
+    let every_add = PAIRWISE.replace("pairwise", "every_add");
+    assert_eq!(dot(&every_add, &a, &b, 0.0, Format::F16), 1.0);
+    // The tree follows K: 1, 2^-24, 2^-24, 0 pairs 1 with 2^-24 (a tie: 1), then adds 2^-24.
+    let a2 = [1.0, 2f64.powi(-12), 2f64.powi(-12), 0.0];
+    let b2 = [1.0, 2f64.powi(-12), 2f64.powi(-12), 1.0];
+    assert_eq!(dot(PAIRWISE, &a2, &b2, 0.0, Format::F16), 1.0);
+}
+
+const EXACT: &str = r#"
+[accumulator]
+format = "f32"
+rounding = "rne"
+[align]
+mode = "exact"
+[blocks]
+width = 8
+c = "fused"
+"#;
+
+#[test]
+fn products_beyond_f32_become_infinities_with_inf_above() {
+    // bf16 products 2^100·2^100 and -(2^100·2^100): exact, they cancel to C.
+    let a = [2f64.powi(100), -(2f64.powi(100))];
+    let b = [2f64.powi(100), 2f64.powi(100)];
+    assert_eq!(dot(EXACT, &a, &b, 3.0, Format::Bf16), 3.0);
+    // Each beyond f32's range is an infinity first: +inf - inf is NaN.
+    let inf = EXACT.replace("[blocks]", "[products]\ninf_above = \"f32\"\n[blocks]");
+    assert!(dot(&inf, &a, &b, 3.0, Format::Bf16).is_nan());
+    // One of them alone: +inf.
+    assert_eq!(dot(&inf, &a[..1], &b[..1], 3.0, Format::Bf16), f32::INFINITY);
+    // Staged, the cancelled products still set the second adder's exponent (2^200): C = 3 is
+    // floored away 24 bits below it, and D is 0.
+    assert_eq!(dot(STAGED, &a, &b, 3.0, Format::Bf16), 0.0);
+}
