@@ -49,6 +49,7 @@ def parse_args():
     p.add_argument("--python", default=sys.executable, help="the Python that has torch and mmasim (runs the oracle)")
     p.add_argument("--arch", action="append", help="only these architectures (MMA-Sim's names; repeat)")
     p.add_argument("--only", help="only paths whose id contains this")
+    p.add_argument("--skip", action="append", default=[], help="leave out paths whose id contains this (repeat)")
     p.add_argument("--tiles", type=int, default=100_000, help="tiles per checking hunt")
     p.add_argument("--max-dots", type=float, default=2.56e7, help="dot products (D elements) per checking hunt at most: "
                    "fewer tiles for wide ones (25,000 of AMD's 32x32; 100,000 up to 256 elements)")
@@ -93,7 +94,7 @@ def pairs(args):
         sys.argv = ["mmasim-oracle", "--arch", arch]
         oracle = oracle_mod.Oracle(oracle_mod.parse_args())
         for p in paths(args.mmafuzz):
-            if args.only and args.only not in p["id"]:
+            if args.only and args.only not in p["id"] or any(x in p["id"] for x in args.skip):
                 continue
             try:
                 kind, name = oracle.instruction(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"])
@@ -167,6 +168,38 @@ def record(args, pr, log):
                 "--label", label, "--corpus", rec], log)
 
 
+def flushed(model_file, work):
+    """A copy of a model file with every subnormal setting "flush" (a discovery base)."""
+    import tomllib
+    with open(model_file, "rb") as f:
+        t = tomllib.load(f)
+    for sec, key in [("inputs", "subnormals"), ("inputs", "c_subnormals"), ("accumulator", "subnormals"), ("output", "subnormals")]:
+        t.setdefault(sec, {})[key] = "flush"
+    lines = [f"name = {json.dumps(t.get('name', 'base') + ' (flushed)')}"]
+    for sec, body in t.items():
+        if isinstance(body, dict):
+            lines.append(f"[{sec}]")
+            lines += [f"{k} = {json.dumps(v)}" for k, v in body.items() if not isinstance(v, dict)]
+            for sub, sb in body.items():
+                if isinstance(sb, dict):
+                    lines.append(f"[{sec}.{sub}]")
+                    lines += [f"{k} = {json.dumps(v)}" for k, v in sb.items()]
+    out = os.path.join(work, "flushed-" + os.path.basename(model_file))
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return out
+
+
+def keep_findings(work, round_, d, pid):
+    """The last hunt's minimised disagreements into findings/mmasim/<arch>/<path>/ (what MMA-Sim
+    computes that no model of the knob space does)."""
+    src = os.path.join(work, f"findings-{round_}", pid)
+    dst = os.path.join(ROOT, "findings", "mmasim", d, pid)
+    if os.path.isdir(src):
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.state.json"))
+
+
 def one(args, pr):
     p, d, arch = pr["path"], pr["dir"], pr["arch"]
     pid = p["id"]
@@ -194,6 +227,19 @@ def one(args, pr):
             os.remove(os.path.join(corpus, pid + ".jsonl.gz"))
         r = run([args.mmafuzz, "discover", "--path", pid, "--oracle", oracle, "--arch", d, "--label", label,
                  "--seconds", str(args.discover_seconds), "--write", model, "--corpus", corpus], log)
+        if not os.path.exists(model):
+            # The core stage judges plain elements with the base's special knobs; where those
+            # decide plain elements too (flushed bf16 products), start again from a sibling this
+            # architecture already has (same D format), e.g. CDNA2's f16 model for its bf16.
+            # A flush-to-zero variant of each is tried too: where subnormal products are flushed,
+            # plain elements depend on it.
+            sibs = sorted(glob.glob(os.path.join(ROOT, "models", d, f"*.{p['c_fmt']}.toml")))
+            for sib in sibs + [flushed(f, work) for f in sibs]:
+                r = run([args.mmafuzz, "discover", "--path", pid, "--oracle", oracle, "--arch", d, "--label", label, "--base", sib,
+                         "--seconds", str(args.discover_seconds), "--write", model, "--corpus", corpus], log)
+                if os.path.exists(model):
+                    result["discover_base"] = os.path.relpath(sib, ROOT)
+                    break
         m = re.search(r"(\d+) rounds, (\d+) tiles run", r.stdout)
         result["discover"] = {"exit": r.returncode, "rounds": int(m.group(1)) if m else None, "tiles": int(m.group(2)) if m else None,
                               "summary": [l for l in r.stdout.splitlines() if l.startswith("survivors") or "no model of the space" in l]}
@@ -201,6 +247,7 @@ def one(args, pr):
             result["status"] = "no model in the knob space"
             result["seconds"] = round(time.time() - t0, 1)
             return result
+    best = None  # (divergent elements, round) of the closest model
     for round_ in range(1, args.rounds + 1):
         fdir = os.path.join(work, f"findings-{round_}")
         shutil.rmtree(fdir, ignore_errors=True)
@@ -211,6 +258,10 @@ def one(args, pr):
                                 "divergent_tiles": div[0] if div else None, "divergent_elements": div[1] if div else None})
         if div is None or div[1] == 0 or pr["measured"]:
             break
+        if best is not None and div[1] > best[0] * 4:
+            break  # re-inference made it worse: keep the closer model's findings
+        if best is None or div[1] < best[0]:
+            best = (div[1], round_)
         cases = finding_cases(fdir)
         with open(os.path.join(work, "finding-cases.jsonl"), "w") as f:
             f.write("\n".join(cases) + "\n")
@@ -223,6 +274,8 @@ def one(args, pr):
     last = result["hunts"][-1] if result["hunts"] else {}
     ok = last.get("divergent_elements") == 0
     result["status"] = "agrees" if ok else "differs"
+    if not ok and best is not None:
+        keep_findings(work, best[1], d, pid)
     if ok and not pr["measured"]:
         os.makedirs(os.path.dirname(final), exist_ok=True)
         shutil.copyfile(model, final + ".tmp")

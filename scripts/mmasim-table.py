@@ -67,6 +67,24 @@ def diff(ours, ref):
     return out
 
 
+def findings_of(d, pid):
+    """`findings/mmasim/<arch>/<path>/`: a count, linked, or empty."""
+    rel = os.path.join("findings", "mmasim", d, pid)
+    n = len(glob.glob(os.path.join(ROOT, rel, "*.md")))
+    return f"[{n}]({rel}/)" if n else ""
+
+
+def pairs_listed():
+    """(arch, path, MMA-Sim's instruction, measured) from report/mmasim-pairs.txt."""
+    f = os.path.join(ROOT, "report", "mmasim-pairs.txt")
+    out = []
+    for line in open(f) if os.path.exists(f) else []:
+        m = re.match(r"(.+?)\s{2,}(\S+)\s+(.+?)(  \(measured sm90 model\))?$", line.rstrip("\n"))
+        if m:
+            out.append((m.group(1).strip(), m.group(2), m.group(3).strip(), bool(m.group(4))))
+    return out
+
+
 def results(files):
     """(arch, path) -> the last result line (an agreeing one preferred)."""
     best = {}
@@ -108,8 +126,9 @@ def main():
         pids = [os.path.basename(f)[:-5] for f in files]
         for r in sorted(measured, key=lambda r: r["path"]):
             h = r["hunts"][-1]
+            nan_note = " (NaNs as one pattern)" if ".f64." in r["path"] else ""
             rows.append(f"| {arch} | `{r['path']}` ({r['mmasim']}) | sm90 (measured on the H100) | {h['tiles']:,} tiles, "
-                        f"{h['divergent_elements']} divergent elements | — | see below |")
+                        f"{h['divergent_elements']} divergent elements{nan_note} | — | {findings_of('hopper', r['path'])} |")
         for f, pid in zip(files, pids):
             r = res.get((arch, pid), {})
             h = (r.get("hunts") or [{}])[-1]
@@ -121,21 +140,30 @@ def main():
             agree = (f"{h['tiles']:,} tiles, {h['divergent_elements']} divergent elements"
                      if h.get("tiles") else "corpus replay only")
             inst = r.get("mmasim", "")
-            rows.append(f"| {arch} | `{pid}` ({inst}) | `{d}:{pid}` | {agree} | {knobs or 'none'}{ref_note} | |")
+            rows.append(f"| {arch} | `{pid}` ({inst}) | `{d}:{pid}` | {agree} | {knobs or 'none'}{ref_note} | {findings_of(d, pid)} |")
         missing = [r for r in tried if r["path"] not in pids]
+        # Pairs `mmasim-models.py --list` names (report/mmasim-pairs.txt) that were never run.
+        known = {r["path"] for r in tried} | set(pids)
+        for line in pairs_listed():
+            if line[0] == arch and line[1] not in known and not line[3]:
+                missing.append({"path": line[1], "mmasim": line[2], "status": "not run yet", "hunts": []})
         for r in sorted(missing, key=lambda r: r["path"]):
-            rows.append(f"| {arch} | `{r['path']}` ({r['mmasim']}) | none yet | {r['status']} | | |")
+            # The hunt of the model that came closest (re-inference may not improve on discovery).
+            h = min(r.get("hunts") or [{}], key=lambda x: x.get("divergent_elements") or 0)
+            what = r["status"] if not h.get("tiles") else f"{r['status']}: {h['divergent_elements']:,} divergent elements in {h['tiles']:,} tiles"
+            rows.append(f"| {arch} | `{r['path']}` ({r['mmasim']}) | none | {what} | | {findings_of(d, r['path'])} |")
         total_tiles = sum((res.get((arch, p), {}).get("hunts") or [{}])[-1].get("tiles") or 0 for p in pids)
         summary.append(f"| {arch} | {len(pids)} | {len(measured)} | {len(missing)} | {total_tiles:,} |")
 
-    findings = sorted(glob.glob(os.path.join(ROOT, "findings", "mmasim", "*", "*", "*.md")))
+    findings = sorted(glob.glob(os.path.join(ROOT, "findings", "mmasim", "hopper", "*", "*.md")))
     table = ["| architecture | models (discovered against MMA-Sim) | measured sm90 models checked | not modelled yet | hunted tiles |",
              "|---|---|---|---|---|", *summary, "",
              "<details><summary>Per instruction: the model, its agreement with MMA-Sim, the knobs that differ from Hopper</summary>", "",
              "| architecture | path (MMA-Sim's instruction) | model | agreement (last hunt against MMA-Sim) | knobs that differ from the sm90 model | findings |",
              "|---|---|---|---|---|---|", *rows, "", "</details>", "",
-             f"Findings where MMA-Sim and the H100 disagree ({len(findings)}, `findings/mmasim/`): FP64 NaN payloads only "
-             "(`findings/mmasim/README.md` says which side the H100 takes)."]
+             f"Findings where MMA-Sim and the H100 disagree ({len(findings)}, `findings/mmasim/hopper/`): FP64 NaN payloads only "
+             "(`findings/mmasim/README.md` says which side the H100 takes). Findings under `findings/mmasim/<arch>/` are what "
+             "MMA-Sim computes that no model of the knob space does."]
     text = "\n".join(table) + "\n"
     os.makedirs(os.path.join(ROOT, "report"), exist_ok=True)
     with open(os.path.join(ROOT, "report", "mmasim.md"), "w") as f:

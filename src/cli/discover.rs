@@ -45,6 +45,10 @@ pub struct DiscoverArgs {
     /// (`ampere` against MMA-Sim's Ampere).
     #[arg(long, default_value = "sm90")]
     arch: String,
+    /// Knobs outside the searched space, and the values undecided knobs keep, come from this
+    /// model (default: the path's sm90 model, or that of its nearest measured kin).
+    #[arg(long)]
+    base: Option<String>,
     /// What the oracle is, for the written model's provenance ("MMA-Sim 2.1.1 model, not
     /// hardware"); with --oracle, the corpus lines carry it too.
     #[arg(long)]
@@ -64,7 +68,10 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
             (Side::Gpu { gpus: vec![gpu], path: p }, Some(prov))
         }
     };
-    let base = mmafuzz::infer::base_model(p)?;
+    let base = match &args.base {
+        Some(b) => mmafuzz::Model::load(b)?,
+        None => mmafuzz::infer::base_model(p)?,
+    };
     // The pool and the batch are sized for tiles of up to 512 elements of depth 16 (m16n8k16,
     // m64n8k16); wider tiles (wgmma N = 16 to 256) and deeper ones (FP8 K = 32, chains of four
     // instructions) get proportionally fewer, so a round costs about the same.
