@@ -36,13 +36,26 @@ def flat(table, prefix=""):
 
 
 def load(path):
+    """A model file's knobs, flattened, its `base = "ARCH:PATH"` chain resolved."""
     with open(path, "rb") as f:
-        return flat(tomllib.load(f))
+        t = tomllib.load(f)
+    knobs = {}
+    base = t.get("base")
+    if isinstance(base, str) and ":" in base:
+        arch, pid = base.split(":", 1)
+        knobs.update(load(os.path.join(ROOT, "models", arch, pid + ".toml")))
+    knobs.update(flat(t))
+    return knobs
 
 
 def kin(pid, a_fmt, b_fmt):
     """The measured sm90 model this path is compared with: its own, Hopper's wgmma for
     Blackwell's tcgen05.mma, the same types for mixed FP8."""
+    # AMD's mfma: the H100's mma.sync of the same input types (Hopper has no FP32-input MMA).
+    amd = {"f16": "mma.m16n8k16.f32.f16.f16.f32", "bf16": "mma.m16n8k16.f32.bf16.bf16.f32",
+           "tf32": "mma.m16n8k8.f32.tf32.tf32.f32", "f64": "mma.m8n8k4.f64.f64.f64.f64"}
+    if pid.startswith("mfma."):
+        pid = amd.get(a_fmt, pid)
     k = pid.replace("tcgen05.mma.", "wgmma.", 1)
     same = k.replace(f".{a_fmt}.{b_fmt}", f".{a_fmt}.{a_fmt}", 1)
     for cand in (pid, k, same):
@@ -135,7 +148,7 @@ def main():
             a_fmt, b_fmt = formats(pid)
             ref_id, ref = kin(pid, a_fmt, b_fmt)
             ours = load(f)
-            knobs = ", ".join(diff(ours, ref)) if ref else "no Hopper counterpart"
+            knobs = ", ".join(diff(ours, ref)) if ref else "no Hopper counterpart (no FP32-input MMA)"
             ref_note = "" if not ref_id or ref_id == pid else f" (vs `{ref_id}`)"
             agree = (f"{h['tiles']:,} tiles, {h['divergent_elements']} divergent elements"
                      if h.get("tiles") else "corpus replay only")
