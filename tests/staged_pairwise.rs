@@ -3,33 +3,17 @@
 //! rounded additions) and `products.inf_above` (CDNA3's products of 2^128 or more).
 
 use mmafuzz::format::Format;
+use mmafuzz::probes::bits_of;
 use mmafuzz::{Emulator, MmaCase, Model};
 
-/// D of a 1x1xK dot product of f16 values (C in f32) under `model`.
+/// D of a 1x1xK dot product of `fmt` values (C in f32) under `model`.
 fn dot(model: &str, a: &[f64], b: &[f64], c: f32, fmt: Format) -> f32 {
     let mut case = MmaCase::zeros(fmt, Format::F32, 1, 1, a.len());
-    let enc = |x: f64| match fmt {
-        Format::F16 => half_bits(x),
-        Format::Bf16 => (x as f32).to_bits() as u64 >> 16,
-        _ => unreachable!(),
-    };
-    case.a = a.iter().map(|&x| enc(x)).collect();
-    case.b = b.iter().map(|&x| enc(x)).collect();
+    case.a = a.iter().map(|&x| bits_of(fmt, x)).collect();
+    case.b = b.iter().map(|&x| bits_of(fmt, x)).collect();
     case.c = vec![c.to_bits() as u64];
     let emu = Emulator::new(Model::from_toml("t", model).unwrap());
     f32::from_bits(emu.run(&case).unwrap()[0] as u32)
-}
-
-/// f16 bits of an f16-representable power of two times a small integer.
-fn half_bits(x: f64) -> u64 {
-    let f = Format::F16;
-    let (neg, m) = (x < 0.0, x.abs());
-    if m == 0.0 {
-        return f.zero_bits(neg);
-    }
-    let e = m.log2().floor() as i32;
-    let sig = (m / 2f64.powi(e - 10)) as u128;
-    f.encode_exact(neg, sig as u64, e - 10).expect("representable")
 }
 
 const STAGED: &str = r#"
