@@ -3,7 +3,8 @@
 
     python3 scripts/torch-fprev.py OUT.json[.gz] SPEC [SPEC ...] [--max-gemms N] [--no-config]
 
-SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32 (see `PATHS`), ANCHORS
+SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32, f16 (K <= 8), f32.linear,
+tf32.linear, f64.linear (F.linear with a zero bias; see `PATHS`), ANCHORS
 `all`, a comma list of k positions, `spread:N` (N positions over 0..K-1: 0, 1, K/2, K-1, a few
 around multiples of 32 and 64, the rest evenly spaced) or `every:D:N` (0, D, 2D, .., (N-1)D, D-1
 and K-1: one anchor in each of the first N D-deep k-tiles, enough to see how split-K slices that
@@ -44,16 +45,29 @@ PATHS = {
     "tf32": ("float32", "float32", True, 2.0 ** -30, 2.0 ** 15, 24),
     "f16.f32": ("float16", "float32", False, 2.0 ** -24, 2.0 ** 15, 24),
     "bf16.f32": ("bfloat16", "float32", False, 2.0 ** -60, 1.0, 24),
+    # f16 in and out (D in f16): s = 2^-24 (f16's least subnormal), M = 12 (not a power of two:
+    # just below 8 the f32 spacing halves, and -8 + 5s rounds to -8 + 8s); the f32 accumulator
+    # absorbs up to 7 tiny terms into M (ulp(12) = 2^-20), so counts are right for K <= 8 only
+    # (algorithm 56 runs at K = 8).
+    "f16": ("float16", "float16", False, 2.0 ** -12, 3.0 * 2.0 ** 14, 24),
 }
+# PATH.linear (f32.linear, tf32.linear, f16.f32 excepted): F.linear(A, W, bias) with W = B^T stored
+# (n, k) as F.linear's weight and a zero bias, which reaches cuBLASLt's bias epilogue and its
+# own kernel choice; adding +0 leaves the counts as they are.
+for _p in ("f32", "tf32", "f64"):
+    PATHS[_p + ".linear"] = PATHS[_p]
 
 CHILD = r'''
 import torch, sys, json
 jobs = json.load(open(sys.argv[1]))
-for din, dout, tf32, m, n, k in jobs:
+for din, dout, tf32, m, n, k, linear in jobs:
     torch.backends.cuda.matmul.allow_tf32 = tf32
     a = torch.zeros(m, k, dtype=getattr(torch, din), device="cuda")
     b = torch.zeros(k, n, dtype=getattr(torch, din), device="cuda")
-    d = torch.mm(a, b) if din == dout else torch.mm(a, b, out_dtype=getattr(torch, dout))
+    if linear:
+        d = torch.nn.functional.linear(a, b.t().contiguous(), torch.zeros(n, dtype=getattr(torch, dout), device="cuda"))
+    else:
+        d = torch.mm(a, b) if din == dout else torch.mm(a, b, out_dtype=getattr(torch, dout))
     torch.cuda.synchronize()
 print(len(jobs))
 '''
@@ -74,7 +88,7 @@ def configs(specs):
     jobs = []
     for path, m, n, k, _, _ in specs:
         din, dout, tf32 = PATHS[path][:3]
-        jobs.append([din, dout, tf32, m, n, k])
+        jobs.append([din, dout, tf32, m, n, k, path.endswith(".linear")])
     with open(jf, "w") as f:
         json.dump(jobs, f)
     env = dict(os.environ, CUBLASLT_LOG_LEVEL="5", CUBLASLT_LOG_FILE=log)
@@ -180,6 +194,9 @@ def probe(torch, path, m, n, k, anchors, probes=None):
     B = torch.empty(k, n, dtype=din, device=dev)
     buf = torch.empty(ncA * ncP, m, n, dtype=dout, device=dev)
     mm = (lambda: torch.mm(A, B)) if din == dout else (lambda: torch.mm(A, B, out_dtype=dout))
+    if path.endswith(".linear"):
+        zero_bias = torch.zeros(n, dtype=dout, device=dev)
+        mm = lambda: torch.nn.functional.linear(A, B.t().contiguous(), zero_bias)
     torch.cuda.synchronize()
     t0 = time.time()
     g = 0

@@ -201,7 +201,7 @@ fn fprev_trees_agree_with_the_schedules() {
             let name = format!("sm90:{}", fprev::library_path(&probe.path).unwrap());
             let lm = models.entry(name.clone()).or_insert_with(|| LibraryModel::load(&name, None).unwrap());
             let config = fprev::config(probe).unwrap().unwrap();
-            let Ok(plan) = lm.rules.plan(probe.m, probe.n, probe.k, &config) else { continue };
+            let Ok(plan) = lm.rules.plan_with(probe.m, probe.n, probe.k, &config, fprev::through_linear(&probe.path)) else { continue };
             let a = fprev::compare(&plan, probe, 3);
             assert_eq!(a.agree, a.pairs, "{} {}x{}x{} [{config}]: {:?}", probe.path, probe.m, probe.n, probe.k, a.misses);
             checked += 1;

@@ -265,7 +265,7 @@ fn fprev(files: &[PathBuf], model: Option<&str>, keep: usize) -> anyhow::Result<
                     continue;
                 }
             };
-            let plan = match lm.rules.plan(probe.m, probe.n, probe.k, &config) {
+            let plan = match lm.rules.plan_with(probe.m, probe.n, probe.k, &config, fprev::through_linear(&probe.path)) {
                 Ok(p) => p,
                 Err(e) => {
                     println!("{tag} [{config}]: declined by the model: {e}");

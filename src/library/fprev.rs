@@ -18,7 +18,8 @@ use std::collections::HashMap;
 /// One probe of an FPRev file (the fields this comparison reads).
 #[derive(Debug, Deserialize)]
 pub struct Probe {
-    /// The script's path name: f64, f32, tf32, f16.f32 or bf16.f32.
+    /// The script's path name: f64, f32, tf32, f16.f32, bf16.f32 or f16; `.linear` after f64, f32
+    /// or tf32: measured through F.linear with a zero bias (the bias epilogue's kernels).
     pub path: String,
     pub m: usize,
     pub n: usize,
@@ -51,14 +52,20 @@ pub fn parse(text: &[u8]) -> Result<Vec<Probe>, serde_json::Error> {
 
 /// The library path a probe's script path name stands for.
 pub fn library_path(script_path: &str) -> Option<&'static str> {
-    Some(match script_path {
+    Some(match script_path.trim_end_matches(".linear") {
         "f64" => "cublas.gemm.f64.f64.f64.f64",
         "f32" => "cublas.gemm.f32.f32.f32.f32",
         "tf32" => "cublas.gemm.f32.tf32.tf32.f32",
         "f16.f32" => "cublas.gemm.f32.f16.f16.f32",
         "bf16.f32" => "cublas.gemm.f32.bf16.bf16.f32",
+        "f16" => "cublas.gemm.f16.f16.f16.f16",
         _ => return None,
     })
+}
+
+/// Whether a probe went through F.linear (with a zero bias) rather than torch.mm.
+pub fn through_linear(script_path: &str) -> bool {
+    script_path.ends_with(".linear")
 }
 
 /// A pair whose measured count the plan does not give.
@@ -85,6 +92,8 @@ pub struct Counts<'a> {
     /// Chain and position within it, per k.
     at: Vec<(usize, usize)>,
     weights: Vec<usize>,
+    /// A chain restarts from +0 every this many terms (its stretches added in order).
+    promote: Option<usize>,
     sum: Option<&'a super::tree::SumTree>,
     cache: HashMap<(usize, usize), usize>,
 }
@@ -103,14 +112,21 @@ impl<'a> Counts<'a> {
             }
             weights.push(pos);
         }
-        Counts { at, weights, sum: plan.sum.as_ref(), cache: HashMap::new() }
+        Counts { at, weights, promote: plan.promote_every, sum: plan.sum.as_ref(), cache: HashMap::new() }
     }
 
     /// count(q, p) under the plan.
     pub fn count(&mut self, q: usize, p: usize) -> usize {
         let ((cq, iq), (cp, ip)) = (self.at[q], self.at[p]);
         if cq == cp {
-            return iq.max(ip) + 1;
+            let (lo, hi) = (iq.min(ip), iq.max(ip));
+            return match self.promote {
+                // One stretch: its own chain from +0; two: every term up to the later one's
+                // stretch end (the stretches are added to the running sum in order).
+                Some(s) if lo / s == hi / s => hi - hi / s * s + 1,
+                Some(s) => ((hi / s + 1) * s).min(self.weights[cq]),
+                None => hi + 1,
+            };
         }
         let key = (cq.min(cp), cq.max(cp));
         if let Some(&w) = self.cache.get(&key) {
@@ -161,7 +177,7 @@ mod tests {
     use crate::library::Reduction;
 
     fn plan(slices: Vec<Vec<std::ops::Range<usize>>>, sum: Option<SumTree>) -> Plan {
-        Plan { slices, sum, reduction: Reduction::None, residue_first: None, chain: 0, c_add: Default::default() }
+        Plan { slices, sum, reduction: Reduction::None, residue_first: None, chain: 0, c_add: Default::default(), bias_last: false, bias_add: None, promote_every: None }
     }
 
     #[test]
@@ -176,6 +192,11 @@ mod tests {
         let p = plan((0..4).map(|i| vec![i..i + 1]).collect(), Some(SumTree::over(0, 4, Combine::Butterfly)));
         let mut c = Counts::new(&p, 4);
         assert_eq!((c.count(0, 2), c.count(0, 1), c.count(3, 1)), (2, 4, 2));
+        // One chain of 10 restarting every 4 (gemmSN's 128-k stretches, FPRev on the H100).
+        let mut p = plan(vec![vec![0..10]], None);
+        p.promote_every = Some(4);
+        let mut c = Counts::new(&p, 10);
+        assert_eq!((c.count(0, 3), c.count(5, 6), c.count(1, 5), c.count(0, 9), c.count(4, 8)), (4, 3, 8, 10, 10));
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl<'a> LibraryEmulator<'a> {
     }
 
     pub fn plan(&self, g: &Gemm, config: &KernelConfig) -> Result<Plan, GemmError> {
-        Ok(self.model.rules.plan(g.m, g.n, g.k, config)?)
+        Ok(self.model.rules.plan_with(g.m, g.n, g.k, config, g.bias.is_some())?)
     }
 
     /// Check the operands' sizes against the shape.
@@ -125,7 +125,7 @@ impl<'a> LibraryEmulator<'a> {
         for slice in &plan.slices {
             // One chain per slice, or per promotion stretch of it, added in the compute format.
             let ks: Vec<usize> = slice.iter().flat_map(|r| r.clone()).collect();
-            let stretch = r.promote_every.unwrap_or(ks.len()).max(1);
+            let stretch = plan.promote_every.or(r.promote_every).unwrap_or(ks.len()).max(1);
             let mut sum: Option<Vec<f64>> = None;
             for part_ks in ks.chunks(stretch) {
                 let part = self.chain_tile(g, plan, rows.clone(), cols.clone(), part_ks)?;
@@ -157,11 +157,15 @@ impl<'a> LibraryEmulator<'a> {
             // Serial split-K in the output buffer: the first slice writes its epilogue result,
             // each later one adds its partial sum to what D holds and writes it back rounded.
             Reduction::Inplace => {
-                let mut d = round_to(output, self.epilogue(partials[0], c.or(bias), CAdd::Compute));
+                let first = if plan.bias_last { c } else { c.or(bias) };
+                let mut d = round_to(output, self.epilogue(partials[0], first, CAdd::Compute));
                 for &p in &partials[1..] {
                     d = round_to(output, add(compute, output.to_f64(d), p));
                 }
-                d
+                match bias {
+                    Some(b) if plan.bias_last => round_to(output, add(compute, output.to_f64(d), b)),
+                    _ => d,
+                }
             }
             reduction => {
                 let sum = match &plan.sum {
@@ -182,6 +186,7 @@ impl<'a> LibraryEmulator<'a> {
                 // model says so); a split-K reduction and the bias epilogue add in f32.
                 let c_add = match (c.is_some(), bias.is_some()) {
                     (true, _) if plan.slices.len() == 1 => plan.c_add,
+                    (false, true) if plan.bias_add.is_some() => plan.bias_add.unwrap_or_default(),
                     (false, true) if reduction == Reduction::OutputType => r.output_type_bias,
                     _ => CAdd::Compute,
                 };

@@ -103,6 +103,9 @@ pub struct ChainRule {
     /// The format this chain reads A and B in (no conversion from the stored inputs).
     #[serde(default)]
     pub chain_inputs: Option<Format>,
+    /// Only with (true) or without (false) F.linear's bias; None: both.
+    #[serde(default)]
+    pub bias: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,6 +198,40 @@ pub struct SliceRule {
     /// ceil(K / (lanes · lane_deal))) (the dot kernel's CTAs).
     #[serde(default)]
     pub slices_fill_k: bool,
+    /// Serial (INPLACE) split-K: the bias (F.linear) is added after the last slice, not in
+    /// the first slice's epilogue (SGEMM's `sgemm_largek`, algorithm 10).
+    #[serde(default)]
+    pub bias_last: bool,
+    /// In which format this kernel's reduction adds the bias (F.linear), where it differs from
+    /// the model's default for the reduction scheme: `output` rounds the sum into D's format
+    /// first (split-K GEMV kernels with 16-bit D).
+    #[serde(default)]
+    pub bias_add: Option<CAdd>,
+    /// Each chain of this rule (each lane of a GEMV-like kernel) restarts from +0 every this
+    /// many of its k and adds the stretch to its running sum (gemmSN with customOption 1: 128).
+    #[serde(default)]
+    pub promote_every: Option<usize>,
+    /// The rule holds as it is where the kernel decides a split at run time (`numSplitsK = -1`):
+    /// FPRev measured the same tree with and without it (gemmSN, customOption 1).
+    #[serde(default)]
+    pub runtime_split_same: bool,
+    /// Where K is not a multiple of `multiple`, the slices cover the largest multiple below K
+    /// and the last K mod `multiple` k are a chain of their own, added after the slices
+    /// (sgemm_largek, algorithm 10: recorded GEMMs at K = 127, 2047, 4097).
+    #[serde(default)]
+    pub remainder_last: bool,
+    /// The rule holds only for these tiles (the log's `MATMUL_TILE_64x8` as "64x8"); None: any.
+    #[serde(default)]
+    pub tiles: Option<Vec<String>>,
+    /// Only with (true) or without (false) F.linear's bias: the bias epilogue reads the weight
+    /// transposed and runs another kernel under the same logged configuration (gemmSN,
+    /// algorithm 11: FPRev through torch.mm and F.linear); None: both.
+    #[serde(default)]
+    pub bias: Option<bool>,
+    /// Recordings show this kernel computes something the rules do not say yet: emulating it is
+    /// refused with this reason instead of guessed.
+    #[serde(default)]
+    pub declined: Option<String>,
 }
 
 fn one() -> usize {
@@ -229,8 +266,11 @@ fn lane_chains(ks: Range<usize>, lanes: usize, deal: usize, chunk_max: Option<us
 }
 
 impl SliceRule {
-    fn applies(&self, config: &KernelConfig) -> bool {
-        self.algos.contains(&config.algo) && self.custom_options.as_ref().is_none_or(|o| o.contains(&config.custom_option()))
+    fn applies(&self, config: &KernelConfig, bias: bool) -> bool {
+        self.bias.is_none_or(|b| b == bias)
+            && self.algos.contains(&config.algo)
+            && self.custom_options.as_ref().is_none_or(|o| o.contains(&config.custom_option()))
+            && self.tiles.as_ref().is_none_or(|t| config.tile.as_deref().is_some_and(|c| t.iter().any(|x| c.trim_start_matches("MATMUL_TILE_") == x)))
     }
 }
 
@@ -249,6 +289,12 @@ pub struct Plan {
     pub chain: usize,
     /// How this kernel's own epilogue adds C when K is not split.
     pub c_add: CAdd,
+    /// Serial split-K adds the bias after the last slice.
+    pub bias_last: bool,
+    /// How the bias is added where the rule says (None: the model's default).
+    pub bias_add: Option<CAdd>,
+    /// Each chain restarts from +0 every this many of its k (None: the model's `promote_every`).
+    pub promote_every: Option<usize>,
 }
 
 /// Why a configuration has no schedule in the model.
@@ -287,26 +333,39 @@ impl ScheduleRules {
         self.chain_inputs.unwrap_or(self.inputs)
     }
 
-    /// The plan for an m×n×k GEMM (PyTorch's shape) run with `config`.
+    /// The plan for an m×n×k GEMM (PyTorch's shape) run with `config`, without a bias.
     pub fn plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig) -> Result<Plan, PlanError> {
+        self.plan_with(m, n, k, config, false)
+    }
+
+    /// The plan for an m×n×k GEMM run with `config`, with F.linear's bias (`bias`) or without.
+    pub fn plan_with(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool) -> Result<Plan, PlanError> {
         let split = config.split_k > 1;
-        let rule = (self.gemv.iter().find(|r| r.applies(config) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
-            .or_else(|| self.slices.iter().find(|r| r.applies(config)).map(|r| (r, false)));
+        let rule = (self.gemv.iter().find(|r| r.applies(config, bias) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
+            .or_else(|| self.slices.iter().find(|r| r.applies(config, bias)).map(|r| (r, false)));
         let (rule, gemv) = (rule.map(|r| r.0), rule.is_some_and(|r| r.1));
+        if let Some(why) = rule.and_then(|r| r.declined.as_ref()) {
+            return Err(PlanError::Unmodelled { algo: config.algo, config: format!("{config}: {why}") });
+        }
         if gemv && rule.is_some_and(|r| r.lanes.is_none()) {
             return Err(PlanError::Unmodelled { algo: config.algo, config: format!("{config}: a [[schedule.gemv]] rule without lanes") });
         }
-        if self.unmodelled.contains(&config.algo) && rule.is_none_or(|r| r.lanes.is_none()) {
+        // An algorithm listed as unmodelled is modelled where a rule names it (a lane rule, or a
+        // slice rule measured for it).
+        if self.unmodelled.contains(&config.algo) && rule.is_none() {
             return Err(PlanError::Unmodelled { algo: config.algo, config: config.to_string() });
         }
         let chain = self
             .chains
             .iter()
-            .position(|c| c.algos.contains(&config.algo) && c.with_stages.is_none_or(|w| w == config.stages.is_some()))
+            .position(|c| c.algos.contains(&config.algo) && c.with_stages.is_none_or(|w| w == config.stages.is_some()) && c.bias.is_none_or(|b| b == bias))
             .map_or(0, |i| i + 1);
         let c_add = if self.c_add_algos.is_empty() || self.c_add_algos.contains(&config.algo) { self.c_add } else { CAdd::Compute };
         let residue_first = rule.filter(|r| r.residue_first).and_then(|r| config.stage_k().or(r.k_tile));
-        let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add };
+        let bias_last = rule.is_some_and(|r| r.bias_last);
+        let bias_add = rule.and_then(|r| r.bias_add);
+        let promote_every = rule.and_then(|r| r.promote_every);
+        let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every };
         match config.split_k {
             1 => {
                 return Ok(match rule.filter(|r| r.lanes.is_some()) {
@@ -315,6 +374,9 @@ impl ScheduleRules {
                 })
             }
             -1 => {
+                if let Some(r) = rule.filter(|r| r.lanes.is_some() && r.runtime_split_same) {
+                    return Ok(Self::lanes_plan(r, vec![0..k], k, Reduction::None, residue_first, chain, c_add));
+                }
                 let unsplit = self
                     .runtime_split
                     .iter()
@@ -335,8 +397,12 @@ impl ScheduleRules {
             _ => rule.multiple,
         };
         let splits = config.split_k as usize;
-        let len = k.div_ceil(splits).div_ceil(multiple) * multiple;
-        let contiguous: Vec<Range<usize>> = (0..k).step_by(len.max(1)).map(|s| s..(s + len).min(k)).collect();
+        let body = if rule.remainder_last { k - k % multiple } else { k };
+        let len = body.div_ceil(splits).div_ceil(multiple) * multiple;
+        let mut contiguous: Vec<Range<usize>> = (0..body).step_by(len.max(1)).map(|s| s..(s + len).min(body)).collect();
+        if body < k {
+            contiguous.push(body..k);
+        }
         if rule.lanes.is_some() {
             if rule.lanes_across_slices {
                 let used = rule.slices_run(k, splits);
@@ -354,7 +420,7 @@ impl ScheduleRules {
             None => contiguous.into_iter().map(|r| vec![r]).collect(),
         };
         let sum = (rule.combine != Combine::InOrder).then(|| SumTree::over(0, slices.len(), rule.combine));
-        Ok(Plan { slices, sum, reduction: config.reduction, residue_first, chain, c_add })
+        Ok(Plan { slices, sum, reduction: config.reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every })
     }
 
     /// A GEMV-like kernel's plan: each slice's lanes (or, across slices, every lane of `k`)
@@ -371,7 +437,7 @@ impl ScheduleRules {
         };
         let per_slice = (0..chains.len() / lanes).map(|s| SumTree::over(s * lanes, lanes, rule.lanes_combine)).collect();
         let sum = SumTree::combine(per_slice, rule.combine);
-        Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add }
+        Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every }
     }
 
     /// Lanes with `lane_blocks` accumulators: per slice and lane the chains over its even full
@@ -412,7 +478,7 @@ impl ScheduleRules {
                 per_slice.push(SumTree::combine(lane_sums, rule.lanes_combine));
             }
         }
-        Plan { slices: chains, sum: Some(SumTree::combine(per_slice, rule.combine)), reduction, residue_first, chain, c_add }
+        Plan { slices: chains, sum: Some(SumTree::combine(per_slice, rule.combine)), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every }
     }
 }
 
@@ -537,6 +603,43 @@ mod tests {
         assert_eq!((p.slices.len(), p.slices[5].clone()), (32, vec![5..6, 37..38]), "lane k mod 32 over all 8 slices");
         assert!(p.sum.as_ref().unwrap().show().starts_with("((((((0+2)+(1+3))+((16+18)+(17+19)))+"));
         assert!(matches!(r.plan(1, 128, 100, &KernelConfig::from_log("algoId=13 customOption=7").unwrap()), Err(PlanError::Unmodelled { algo: 13, .. })));
+    }
+
+    /// sgemm_largek (algorithm 10) on the H100: tile 64x8 chains the last K mod 8 k on their own
+    /// after the slices, tile 32x32 rounds its slices up over them; the bias comes last.
+    #[test]
+    fn serial_split_k_remainder_and_bias_last() {
+        let mut r = rules();
+        r.slices.push(toml::from_str("algos = [10]\ntiles = [\"64x8\"]\nmultiple = 8\nbias_last = true\nremainder_last = true").unwrap());
+        r.slices.push(toml::from_str("algos = [10]\nmultiple = 8\nbias_last = true").unwrap());
+        let cfg = |tile: &str| KernelConfig::from_log(&format!("algoId=10 tile=MATMUL_TILE_{tile} reductionScheme=REDUCTION_SCHEME_INPLACE numSplitsK=8")).unwrap();
+        let p = r.plan(8, 4096, 4097, &cfg("64x8")).unwrap();
+        assert_eq!(p.slices.len(), 9);
+        assert_eq!((p.slices[1][0].clone(), p.slices[8][0].clone()), (512..1024, 4096..4097));
+        assert!(p.bias_last);
+        let p = r.plan(63, 65, 127, &KernelConfig::from_log("algoId=10 tile=MATMUL_TILE_32x32 reductionScheme=REDUCTION_SCHEME_INPLACE numSplitsK=5").unwrap()).unwrap();
+        assert_eq!(p.slices.iter().map(|s| s[0].clone()).collect::<Vec<_>>(), vec![0..32, 32..64, 64..96, 96..127]);
+    }
+
+    /// gemmSN (algorithm 11): customOption 1 keeps its tree under a run-time split; F.linear's
+    /// bias selects another rule than torch.mm's under the same configuration; a declined rule
+    /// refuses with its reason.
+    #[test]
+    fn gemm_sn_rules_by_runtime_split_bias_and_declines() {
+        let mut r = rules();
+        r.unmodelled = vec![11];
+        r.gemv.push(toml::from_str("algos = [11]\ncustom_options = [1]\nlanes = 4\nlane_deal = 0\npromote_every = 128\nruntime_split_same = true\nmultiple = 1").unwrap());
+        r.gemv.push(toml::from_str("algos = [11]\ncustom_options = [0]\nbias = true\nlanes = 16\nlane_deal = 1\nmultiple = 1").unwrap());
+        r.gemv.push(toml::from_str("algos = [11]\ncustom_options = [0]\nlanes = 2\nlane_deal = 0\nmultiple = 1").unwrap());
+        r.gemv.push(toml::from_str("algos = [14]\nbias = true\nmultiple = 1\ndeclined = \"not measured\"").unwrap());
+        let co1 = KernelConfig::from_log("algoId=11 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=-1 customOption=1").unwrap();
+        let p = r.plan(16, 4096, 1025, &co1).unwrap();
+        assert_eq!((p.slices.len(), p.slices[1].clone(), p.promote_every), (4, vec![257..514], Some(128)));
+        let co0 = KernelConfig::from_log("algoId=11").unwrap();
+        assert_eq!(r.plan_with(8, 4096, 6144, &co0, true).unwrap().slices.len(), 16);
+        assert_eq!(r.plan_with(8, 4096, 6144, &co0, false).unwrap().slices.len(), 2);
+        let dot = KernelConfig::from_log("algoId=14 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=8").unwrap();
+        assert!(matches!(r.plan_with(1, 64, 8192, &dot, true), Err(PlanError::Unmodelled { algo: 14, config }) if config.contains("not measured")));
     }
 
     #[test]
