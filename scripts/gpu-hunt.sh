@@ -7,7 +7,8 @@
 # the saved hunts (bring their state back into findings/ first: scripts/gpu-hunt-collect.sh).
 # Everything returns in $OUT as log.txt and findings.tgz.
 #   here:   bash scripts/gpu-prepare.sh
-#   there:  bash scripts/gpu-hunt.sh first 400     then     bash scripts/gpu-hunt.sh resume 300 [PATH-FILTER]
+#   there:  bash scripts/gpu-hunt.sh first 400     then     bash scripts/gpu-hunt.sh resume 300 [PATH-REGEX]
+#           bash scripts/gpu-hunt.sh guided 120 [PATH-REGEX]   (guided hunts; populations in /tmp/mmafuzz-pop)
 #   here:   bash scripts/gpu-hunt-collect.sh DIR    (unpacks DIR/findings.tgz over findings/)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
@@ -19,7 +20,7 @@ only=${3:-}
 out=${OUT:-/tmp/mmafuzz-out}
 mkdir -p "$out" findings
 log="$out/log.txt"
-paths=$("$bin" devices | awk '/^  mma\..* yes$/ {print $1}' | grep -F "$only")
+paths=$("$bin" devices | awk '/^  mma\..* yes$/ {print $1}' | grep -E "$only")
 {
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
   echo "cores: $(nproc)"
@@ -30,11 +31,16 @@ paths=$("$bin" devices | awk '/^  mma\..* yes$/ {print $1}' | grep -F "$only")
     "$bin" hunt --path mma.m16n8k16.f32.f16.f16.f32 --against gpu --time 60s --per-class 0 --findings /tmp/throughput
   fi
   echo "== $secs s hunts, one per mma.sync path, all at once ($mode)"
-  resume=""; [ "$mode" = resume ] && resume="--resume"
+  mode_args() {
+    case "$mode" in
+      resume) echo "--resume" ;;
+      guided) echo "--guided --population /tmp/mmafuzz-pop/$1" ;;
+    esac
+  }
   for p in $paths; do
     # Two rayon threads each: seven hunts share sixteen cores. SIGINT after a grace period
     # stops a hunt cleanly if a batch or a minimisation runs long.
-    RAYON_NUM_THREADS=2 timeout -s INT $((secs + 45)) "$bin" hunt --path "$p" --against gpu --time "${secs}s" --per-class 1 $resume --findings findings > "$out/hunt-$p.txt" 2>&1 &
+    RAYON_NUM_THREADS=2 timeout -s INT $((secs + 45)) "$bin" hunt --path "$p" --against gpu --time "${secs}s" --per-class 1 $(mode_args "$p") --findings findings > "$out/hunt-$p.txt" 2>&1 &
   done
   wait
   for p in $paths; do echo "---- $p"; cat "$out/hunt-$p.txt"; rm -f "$out/hunt-$p.txt"; done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: the same library GEMMs recorded through mmafuzz's own cuBLAS/cuBLASLt
 # executor (`mmafuzz library record`) and through PyTorch (`scripts/torch-lib.py record
-# --shapes`), all 11 paths, ~15 shapes each (K >= 4096, m or n <= 2, sizes not multiples of 16
+# --shapes`), all 11 paths, ~15-19 shapes each (K >= 4096, m or n <= 2, sizes not multiples of 16
 # where the path allows them, beta 0/1 and F.linear's bias); per record: D's bits equal? the
 # logged kernel configuration equal? A table per path, and the first trace line of each path
 # from both logs (pointers blanked) for whatever differs.
@@ -46,7 +46,10 @@ bias_ok = {"cublas.gemm.f16.f16.f16.f16", "cublas.gemm.bf16.bf16.bf16.bf16", "cu
 # (m, n, k, what): what = 0, 1 or "bias"
 gemm = [(64, 64, 64, 0), (128, 96, 4096, 0), (33, 65, 4097, 1), (1, 300, 257, 0), (2, 129, 1025, 1),
         (257, 1, 513, 0), (127, 129, 255, 1), (96, 200, 40, 0), (512, 512, 1024, 1), (16, 16, 16384, 0),
-        (200, 3, 2047, "bias"), (63, 65, 127, "bias"), (384, 256, 8192, "bias"), (1000, 100, 100, 1), (5, 7, 9, "bias")]
+        (200, 3, 2047, "bias"), (63, 65, 127, "bias"), (384, 256, 8192, "bias"), (1000, 100, 100, 1), (5, 7, 9, "bias"),
+        # F.linear with one input row (cuBLASLt's bias epilogue) and with one output feature
+        # (no epilogue: addmm broadcasts the bias and runs the beta = 1 GEMM).
+        (1, 200, 1025, "bias"), (1, 64, 4096, "bias"), (640, 1, 640, "bias"), (300, 1, 4096, "bias")]
 fp8 = [(16, 16, 32), (32, 64, 128), (64, 64, 4096), (128, 128, 8192), (16, 32, 16384), (256, 512, 1024),
        (1024, 1024, 2048), (48, 96, 256), (96, 48, 512), (512, 16, 4096), (16, 512, 2048), (128, 256, 64),
        (1024, 512, 4096), (32, 32, 32768), (256, 256, 256)]

@@ -258,7 +258,8 @@ fn matmul_raw<'py>(
         b: sized("b", b.as_slice()?, k * n, ib)?,
         c: c.as_ref().map(|c| sized("c", c.as_slice()?, m * n, out)).transpose()?,
         bias: bias.as_ref().map(|x| sized("bias", x.as_slice()?, n, out)).transpose()?,
-    };
+    }
+    .as_torch_linear();
     let config = config.map(|t| KernelConfig::from_log(t).map_err(|e| err(format!("config: {e}")))).transpose()?;
     let run = || -> Result<(Vec<u8>, String), PyErr> {
         let emu = LibraryEmulator::new(&lm);

@@ -186,7 +186,7 @@ fn emulate_library(model: &str, input: &Path, output: &Path) -> anyhow::Result<E
             Some(Value::String(s)) => Some(KernelConfig::from_log(s).map_err(|e| format!("field 'config': {e}"))?),
             Some(_) => return Err("field 'config': expected cuBLASLt's algo=[...] text".into()),
         };
-        let g = Gemm { m: l.m, n: l.n, k: l.case.k, a: l.case.a.clone(), b: l.case.b.clone(), c: l.c(), bias: l.bias.clone() };
+        let g = Gemm { m: l.m, n: l.n, k: l.case.k, a: l.case.a.clone(), b: l.case.b.clone(), c: l.c(), bias: l.bias.clone() }.as_torch_linear();
         emu.check(&g).map_err(|e| e.to_string())?;
         let config = match config {
             Some(c) => c,

@@ -143,7 +143,7 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
     if let Some(bias) = &bias {
         anyhow::ensure!(bias.shape == [n], "the bias has shape {:?}, D has {n} columns", bias.shape);
     }
-    let g = Gemm { m, n, k, a: a.bits, b: b.bits, c: c.map(|c| c.bits), bias: bias.map(|b| b.bits) };
+    let g = Gemm { m, n, k, a: a.bits, b: b.bits, c: c.map(|c| c.bits), bias: bias.map(|b| b.bits) }.as_torch_linear();
     let emu = LibraryEmulator::new(&lm);
     emu.check(&g)?;
     let config = match &args.config {

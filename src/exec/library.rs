@@ -22,8 +22,10 @@
 //!     (`CublasHandlePool.cpp`, `getCurrentCUDABlasHandle`);
 //!   - f64: `cublasDgemm`.
 //! - **`F.linear(x, w, bias)`** is `addmm(bias, x, w.t())`: with a 1-D bias, β = 1, a
-//!   contiguous result, f64/f32/f16/bf16, and every dimension of x and w above 1
-//!   (`isInputCompliesAddmmCudaLt`), it goes to `gemm_and_bias` (`CUDABlas.cpp`): one
+//!   contiguous result, f64/f32/f16/bf16, and w (addmm's mat2) with more than one row and
+//!   column (`isInputCompliesAddmmCudaLt` in torch 2.11 checks mat2's sizes only: x may have
+//!   one row; recorded F.linear GEMMs with m = 1 logged other kernels than addmm's, those with
+//!   n = 1 the same), it goes to `gemm_and_bias` (`CUDABlas.cpp`): one
 //!   `cublasLtMatmul`, compute 32F (`_FAST_TF32` under allow_tf32, 64F for f64), scale type
 //!   32F (64F), α = 1, β = 0, transa = T (w is n×k), `CUBLASLT_EPILOGUE_BIAS` with the bias
 //!   pointer, C = D = the result; preference: the Lt workspace size and the minimum alignments
@@ -385,7 +387,7 @@ impl LibraryExecutor {
         let b_dev = up(&b_stored, path.b_fmt, "B")?;
         // The result starts as C (addmm copies C into it), as the broadcast bias where the bias
         // is not fused, else zeros (torch.empty: never read with β = 0).
-        let lt_bias = g.bias.is_some() && m > 1 && n > 1 && k > 1;
+        let lt_bias = g.bias.is_some() && n > 1 && k > 1;
         let d_init: Vec<u64> = match (&g.c, &g.bias) {
             (Some(c), _) => c.clone(),
             (None, Some(bias)) if !lt_bias => (0..m).flat_map(|_| bias.iter().copied()).collect(),

@@ -2,7 +2,9 @@
 //! exponent shifts, significand bit flips, copying and negating terms (duplicates and exact
 //! cancellations), moving magnitude between A and B (same products, other operands), splicing
 //! in parts of another tile, C at the edges of its format or against the products' sum, fresh
-//! edge-biased values, broadcasting a row or column (many elements in one situation), zeros.
+//! edge-biased values, broadcasting a row or column (many elements in one situation), zeros,
+//! values trimmed to a few significant bits (as hand-made probes are), and one element's
+//! products sunk to the bottom of the accumulator's range (tiny sums, window floors).
 
 use crate::case::MmaCase;
 use crate::format::{Class, Format, Overflow, Rounding};
@@ -10,7 +12,7 @@ use crate::gen;
 use rand::Rng;
 
 /// The mutations, by name (for statistics and tests).
-pub const MUTATIONS: &[&str] = &["exponent", "bit", "copy-term", "negate-term", "move-magnitude", "splice", "c-edge", "fresh", "broadcast", "zero", "pattern"];
+pub const MUTATIONS: &[&str] = &["exponent", "bit", "copy-term", "negate-term", "move-magnitude", "splice", "c-edge", "fresh", "broadcast", "zero", "trim", "sink", "tiny", "pattern"];
 
 /// Mutations that apply to a tile: "pattern" (moving the kept values of a group of a sparse
 /// tile to other positions) only to sparse tiles, and it is last.
@@ -269,7 +271,156 @@ fn apply_dense<R: Rng>(rng: &mut R, t: &mut MmaCase, donor: &MmaCase, which: usi
                 }
             }
         }
+        "trim" => {
+            // A value, or a row of A, a column of B or all of C, cut to its leading few
+            // significant bits: sums that fit the window, ties and exact results.
+            let keep = [1, 1, 2, 3, 4, 6][rng.gen_range(0..6)];
+            let op = pick_operand(rng);
+            let (rows, cols) = match op {
+                Operand::A => (m, k),
+                Operand::B => (k, n),
+                Operand::C => (m, n),
+            };
+            let (v, f) = slot(t, op);
+            let picked: Vec<usize> = match (rng.gen_range(0..3), op) {
+                (0, _) => vec![rng.gen_range(0..v.len())],
+                (1, Operand::B) => {
+                    let j = rng.gen_range(0..cols);
+                    (0..rows).map(|r| r * cols + j).collect()
+                }
+                (1, _) => {
+                    let r = rng.gen_range(0..rows);
+                    (r * cols..(r + 1) * cols).collect()
+                }
+                _ => (0..v.len()).collect(),
+            };
+            // Single bits have nothing to trim but themselves.
+            let keep = if f.storage_bits() == 1 { 0 } else { keep };
+            for i in picked {
+                v[i] = trim(f, v[i], keep);
+            }
+        }
+        "sink" => sink(rng, t),
+        "tiny" => tiny(rng, t),
         other => unreachable!("unknown mutation {other}"),
+    }
+}
+
+/// `x` with only its `keep` leading significant bits (the rest cleared; integers keep their
+/// top bits the same way); NaN, infinities and zeros stay.
+pub fn trim(f: Format, x: u64, keep: u32) -> u64 {
+    if f.is_integer() {
+        let v = f.int_value(x) as i128;
+        let drop = (128 - v.unsigned_abs().leading_zeros()).saturating_sub(keep);
+        let cut = (v.unsigned_abs() >> drop << drop) as i128;
+        return f.int_bits(if v < 0 { -cut } else { cut }, Overflow::Wrap);
+    }
+    let d = f.decode(x);
+    if d.class != Class::Finite {
+        return x;
+    }
+    let drop = (64 - d.sig.leading_zeros()).saturating_sub(keep);
+    f.encode_exact(d.neg, d.sig >> drop << drop, d.exp).unwrap_or(x)
+}
+
+/// The exponent of a finite value's leading bit.
+fn lead(f: Format, x: u64) -> Option<i32> {
+    let d = f.decode(x);
+    (d.class == Class::Finite).then(|| d.exp + 63 - d.sig.leading_zeros() as i32)
+}
+
+/// The leading exponent of element (i, j)'s largest finite nonzero product, and its k.
+fn top_product(t: &MmaCase, i: usize, j: usize) -> Option<(i32, usize)> {
+    let (n, k) = (t.n, t.k);
+    (0..k).filter_map(|kk| Some((lead(t.a_fmt, t.a[i * k + kk])? + lead(t.b_fmt, t.b[kk * n + j])?, kk))).max()
+}
+
+/// The products moved so that one element's largest lands near the bottom of the
+/// accumulator's range (a few places above its smallest normal down to well below it, where
+/// window floors act) or, where the inputs cannot reach that low, at the bottom of the
+/// products' own range: all of A and B scaled (every element moves alike), or only that
+/// element's row of A and column of B; C becomes zero or as tiny.
+fn sink<R: Rng>(rng: &mut R, t: &mut MmaCase) {
+    let (m, n, k) = (t.m, t.n, t.k);
+    let (fa, fb, fc) = (t.a_fmt, t.b_fmt, t.c_fmt);
+    let (i, j) = (rng.gen_range(0..m), rng.gen_range(0..n));
+    if fa.is_integer() || fb.is_integer() || fc.is_integer() {
+        // No range bottom to reach: the smallest magnitudes instead (a row of ±1 and 0).
+        for kk in 0..k {
+            t.a[i * k + kk] = fa.int_bits(rng.gen_range(-1..=1), Overflow::Saturate);
+        }
+        return;
+    }
+    let Some((top, _)) = top_product(t, i, j) else { return };
+    let bottom = fa.min_lsb_exp() + fb.min_lsb_exp() + 2;
+    let target = (fc.emin() - rng.gen_range(-3..=12)).max(bottom);
+    let delta = target - top;
+    // Split about evenly between A and B, so neither leaves its range first.
+    let share = delta / 2 + rng.gen_range(-2..=2);
+    let whole = rng.gen_bool(2.0 / 3.0);
+    for r in (0..m).filter(|&r| whole || r == i) {
+        for kk in 0..k {
+            t.a[r * k + kk] = scale(fa, t.a[r * k + kk], share);
+        }
+    }
+    for kk in 0..k {
+        for c in (0..n).filter(|&c| whole || c == j) {
+            t.b[kk * n + c] = scale(fb, t.b[kk * n + c], delta - share);
+        }
+    }
+    let tiny = |rng: &mut R| {
+        if rng.gen_bool(0.5) {
+            fc.zero_bits(rng.gen_bool(0.5))
+        } else {
+            fc.round(rng.gen_bool(0.5), rng.gen_range(1..256), target - rng.gen_range(0..12), false, Rounding::Rne, Overflow::Ieee)
+        }
+    };
+    if whole {
+        for x in 0..m * n {
+            t.c[x] = tiny(rng);
+        }
+    } else {
+        t.c[i * n + j] = tiny(rng);
+    }
+}
+
+/// One product of an element made a power of two (or a full significand) leading just below
+/// the accumulator's precision under its largest product (the places where the window drops or just keeps a bit), mostly of the
+/// opposite sign: "one big term plus a tiny one" inside any tile.
+fn tiny<R: Rng>(rng: &mut R, t: &mut MmaCase) {
+    let (m, n, k) = (t.m, t.n, t.k);
+    let (fa, fb, fc) = (t.a_fmt, t.b_fmt, t.c_fmt);
+    let (i, j) = (rng.gen_range(0..m), rng.gen_range(0..n));
+    if fa.is_integer() || fb.is_integer() || fc.is_integer() {
+        // Integers: a product of ±1 (the smallest there is).
+        let kk = rng.gen_range(0..k);
+        t.a[i * k + kk] = fa.int_bits(if rng.gen_bool(0.5) { 1 } else { -1 }, Overflow::Saturate);
+        t.b[kk * n + j] = fb.int_bits(1, Overflow::Saturate);
+        return;
+    }
+    if k < 2 {
+        return;
+    }
+    let Some((top, big)) = top_product(t, i, j) else { return };
+    let kk = (big + rng.gen_range(1..k)) % k;
+    // Split the exponent between a and b within their ranges (as evenly as they allow); narrow
+    // inputs (FP8) that cannot reach so far below give their smallest product.
+    let (lo_a, hi_a) = (fa.min_lsb_exp(), fa.emax());
+    let (lo_b, hi_b) = (fb.min_lsb_exp(), fb.emax());
+    let want = (top - fc.precision() as i32 - rng.gen_range(-3..=5)).max(lo_a + lo_b);
+    let ea = (want / 2).clamp(lo_a, hi_a).clamp(want - hi_b, want - lo_b);
+    let eb = want - ea;
+    if !(lo_a..=hi_a).contains(&ea) || !(lo_b..=hi_b).contains(&eb) {
+        return;
+    }
+    let big_neg = (t.a[i * k + big] & fa.zero_bits(true) != 0) != (t.b[big * n + j] & fb.zero_bits(true) != 0);
+    let neg = if rng.gen_bool(0.75) { !big_neg } else { big_neg };
+    // A power of two, or a full significand (its bits cover several places at once).
+    let bits = if rng.gen_bool(0.5) { 1 } else { fa.precision() };
+    let sig = (1u64 << (bits - 1)) | (rng.gen::<u64>() & ((1u64 << (bits - 1)) - 1));
+    if let (Some(a), Some(b)) = (fa.encode_exact(neg, sig, ea - bits as i32 + 1), fb.encode_exact(false, 1, eb)) {
+        t.a[i * k + kk] = a;
+        t.b[kk * n + j] = b;
     }
 }
 
@@ -319,6 +470,75 @@ mod tests {
                 assert!(changed, "{}: {} never changed the tile", p.id, MUTATIONS[which]);
             }
         }
+    }
+
+    #[test]
+    fn trimming_keeps_the_leading_bits() {
+        assert_eq!(trim(Format::F32, 0x3fff_ffff, 2), 0x3fc0_0000); // 1.99999988 -> 1.5
+        assert_eq!(trim(Format::F32, 0xbfff_ffff, 1), 0xbf80_0000); // -1.99999988 -> -1
+        assert_eq!(trim(Format::F16, 0x0007, 1), 0x0004, "subnormals keep their own leading bits");
+        assert_eq!(trim(Format::F16, 0x7e00, 1), 0x7e00, "NaN stays");
+        assert_eq!(Format::S8.int_value(trim(Format::S8, Format::S8.int_bits(-7, Overflow::Wrap), 1)), -4);
+    }
+
+    /// Leading exponents of every finite nonzero product of element (i, j).
+    fn product_leads(t: &MmaCase, i: usize, j: usize) -> Vec<i32> {
+        (0..t.k).filter_map(|kk| Some(lead(t.a_fmt, t.a[i * t.k + kk])? + lead(t.b_fmt, t.b[kk * t.n + j])?)).collect()
+    }
+
+    #[test]
+    fn sinking_puts_an_element_at_the_bottom_of_the_accumulators_range() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        let p = crate::exec::path_by_id("mma.m16n8k16.f32.bf16.bf16.f32").unwrap();
+        let emin = Format::F32.emin();
+        for _ in 0..40 {
+            // Normal values between 2^-4 and 2^5, either sign.
+            let mut t = MmaCase::zeros(Format::Bf16, Format::F32, p.m, p.n, p.k);
+            for x in t.a.iter_mut().chain(t.b.iter_mut()) {
+                *x = (rng.gen_range(0..2u64) << 15) | (((127 + rng.gen_range(-4i64..=4)) as u64) << 7) | rng.gen_range(0..128);
+            }
+            sink(&mut rng, &mut t);
+            // Some element's largest product now leads from 3 places above emin to 12 below
+            // (one more each way for rounding at the split between A and B).
+            let near = (0..t.m).flat_map(|i| (0..t.n).map(move |j| (i, j))).any(|(i, j)| product_leads(&t, i, j).into_iter().max().is_some_and(|top| (emin - 13..=emin + 4).contains(&top)));
+            assert!(near);
+        }
+        // f16 inputs cannot reach f32's bottom: their products' own bottom instead.
+        let p = crate::exec::path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap();
+        let mut t = gen::path_case(&mut rng, p);
+        t.a.iter_mut().for_each(|x| *x = 0x3c00);
+        t.b.iter_mut().for_each(|x| *x = 0x3c00);
+        sink(&mut rng, &mut t);
+        let lowest = (0..t.m).flat_map(|i| (0..t.n).map(move |j| (i, j))).filter_map(|(i, j)| product_leads(&t, i, j).into_iter().max()).min().unwrap();
+        assert!(lowest <= -40, "products of 1 sunk to {lowest}");
+    }
+
+    #[test]
+    fn a_tiny_term_lands_just_below_the_accumulators_precision() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(4);
+        let p = crate::exec::path_by_id("mma.m16n8k8.f32.tf32.tf32.f32").unwrap();
+        let mut placed = 0;
+        for _ in 0..200 {
+            let mut t = MmaCase::zeros(Format::Tf32, Format::F32, p.m, p.n, p.k);
+            t.a.iter_mut().for_each(|x| *x = 0x3f80_0000); // 1
+            t.b.iter_mut().for_each(|x| *x = 0x3f80_0000);
+            tiny(&mut rng, &mut t);
+            // One element holds products of 1 and one product leading 24 - 3 to 24 + 5 places
+            // lower (its row and column share only one of the two small factors).
+            let smallest: Vec<(i32, usize)> = (0..t.m).flat_map(|i| (0..t.n).map(move |j| (i, j))).map(|(i, j)| {
+                let leads = product_leads(&t, i, j);
+                (*leads.iter().min().unwrap(), leads.iter().filter(|&&l| l == 0).count())
+            }).collect();
+            let low = smallest.iter().map(|s| s.0).min().unwrap();
+            if low < 0 {
+                assert!((-29..=-21).contains(&low), "{low}");
+                let at: Vec<_> = smallest.iter().filter(|s| s.0 == low).collect();
+                assert_eq!(at.len(), 1);
+                assert_eq!(at[0].1, t.k - 1);
+                placed += 1;
+            }
+        }
+        assert!(placed >= 190, "nearly every call places one tiny product ({placed} of 200)");
     }
 
     #[test]

@@ -12,6 +12,8 @@ use rand::{Rng, SeedableRng};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+/// A guided hunt's first batch; later ones double up to the hunt's batch size.
+pub const FIRST_BATCH: u64 = 16;
 /// One tile in this many of a batch is fresh from the generators (the rest are mutants).
 const FRESH_EVERY: u64 = 16;
 /// Parents are drawn from the newest this many tiles a fifth of the time.

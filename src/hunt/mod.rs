@@ -190,7 +190,10 @@ impl<'s> Hunt<'s> {
         let make = |from: u64, n: u64| -> Vec<MmaCase> { (from..from + n).into_par_iter().map(|i| gen::case_at(path, seed, shard.global(i))).collect() };
         let (max_tiles, batch) = (self.cfg.max_tiles, self.cfg.batch as u64);
         // Batches end at the tile budget and at every power of ten (the feature curve's points).
-        let size = move |tiles: u64| -> u64 { max_tiles.map_or(u64::MAX, |m| m.saturating_sub(tiles)).min(batch).min(stats::next_checkpoint(tiles) - tiles) };
+        // A guided hunt starts small and doubles (16, 16, 32, 64, … up to the batch size): the
+        // population learns from the first tiles before many more are drawn blindly.
+        let ramp = if self.population.is_some() { guided::FIRST_BATCH } else { u64::MAX };
+        let size = move |tiles: u64| -> u64 { max_tiles.map_or(u64::MAX, |m| m.saturating_sub(tiles)).min(batch).min(tiles.max(ramp)).min(stats::next_checkpoint(tiles) - tiles) };
         let arithmetic = self.b.arithmetic(path.a_fmt).cloned();
         let mut prefetched: Option<Vec<MmaCase>> = None;
         loop {

@@ -30,6 +30,24 @@ pub struct Gemm {
     pub bias: Option<Vec<u64>>,
 }
 
+impl Gemm {
+    /// `F.linear` as PyTorch 2.11 runs it: cuBLASLt's bias epilogue only when the weight (n×k,
+    /// `mat2` of `addmm`) has more than one row and column (`isInputCompliesAddmmCudaLt`);
+    /// otherwise `addmm` broadcasts the bias into the result and runs the GEMM with β = 1, so
+    /// D = A·B + C with every row of C the bias (torch.addmm's kernel and arithmetic). The
+    /// corpus agrees: its 22 bias GEMMs with n = 1 logged the β = 1 GEMM's kernel, and 56 of its
+    /// 74 with m = 1 another one (the epilogue's).
+    pub fn as_torch_linear(self) -> Gemm {
+        match self.bias {
+            Some(bias) if self.n == 1 || self.k == 1 => {
+                let c = (0..self.m).flat_map(|_| bias.iter().copied()).collect();
+                Gemm { c: Some(c), bias: None, ..self }
+            }
+            _ => self,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum GemmError {
     #[error(transparent)]
@@ -292,6 +310,24 @@ fn round_with(f: Format, x: f64, rnd: Rounding) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn f_linear_with_a_single_weight_row_or_column_is_addmm() {
+        let g = |m: usize, n: usize, k: usize| Gemm { m, n, k, a: vec![1; m * k], b: vec![2; k * n], c: None, bias: Some((0..n as u64).map(|j| 10 + j).collect()) };
+        // One output feature: addmm's GEMM with β = 1 and every row of C the bias.
+        let one = g(3, 1, 4).as_torch_linear();
+        assert_eq!((one.c, one.bias), (Some(vec![10; 3]), None));
+        let k1 = g(2, 3, 1).as_torch_linear();
+        assert_eq!((k1.c, k1.bias), (Some(vec![10, 11, 12, 10, 11, 12]), None));
+        // One input row keeps the bias epilogue; so does every larger shape.
+        for (m, n, k) in [(1, 3, 4), (2, 3, 4)] {
+            let same = g(m, n, k).as_torch_linear();
+            assert_eq!((same.c, same.bias), (None, Some(vec![10, 11, 12])));
+        }
+        // Without a bias nothing changes.
+        let plain = Gemm { bias: None, ..g(3, 1, 4) }.as_torch_linear();
+        assert_eq!((plain.c, plain.bias), (None, None));
+    }
 
     #[test]
     fn rounding_helper_agrees_with_native_conversions() {

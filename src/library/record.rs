@@ -246,7 +246,7 @@ pub struct Replayed {
 /// has one (the table's otherwise), and compare bit for bit.
 pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, RecordError> {
     let out = model.rules.output;
-    let g = record.operands_for(model, &record.indices());
+    let g = record.operands_for(model, &record.indices()).as_torch_linear();
     let want = record.elements_with(model, &g)?;
     let emu = LibraryEmulator::new(model);
     let config = match record.kernel_config()? {
