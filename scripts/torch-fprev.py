@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Runs on the GPU machine (python3 with PyTorch): reveals cuBLAS's summation tree with FPRev.
 
-    python3 scripts/torch-fprev.py OUT.json[.gz] SPEC [SPEC ...] [--max-gemms N] [--no-config]
+    python3 scripts/torch-fprev.py OUT.json[.gz] SPEC [SPEC ...] [--max-gemms N] [--no-config] [--only REGEX]
+    python3 scripts/torch-fprev.py OUT.json[.gz] --specs FILE ...   (specs one per line)
 
-SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32, f16 (K <= 8), f32.linear,
-tf32.linear, f64.linear (F.linear with a zero bias; see `PATHS`), ANCHORS
+SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32, f16 (K <= 8), bf16 (K <= 257),
+f32.linear, tf32.linear, f64.linear, bf16.linear (F.linear with a zero bias; see `PATHS`), ANCHORS
 `all`, a comma list of k positions, `spread:N` (N positions over 0..K-1: 0, 1, K/2, K-1, a few
-around multiples of 32 and 64, the rest evenly spaced) or `every:D:N` (0, D, 2D, .., (N-1)D, D-1
+around multiples of 32 and 64, the rest evenly spaced) or `starts:D` (t and t+1 for every t = 0, D, 2D, ... below K, and K-1: with `@`, count(t, t+1) shows
+where each chain over D-deep k-tiles starts, i.e. split-K segments, in a few GEMMs) or
+`every:D:N` (0, D, 2D, .., (N-1)D, D-1
 and K-1: one anchor in each of the first N D-deep k-tiles, enough to see how split-K slices that
 deal k-tiles round robin are combined). ANCHORS ending in `@` probes only at the anchors, not
 at every k (count(q,p) for anchor pairs only: how slices are combined, at a fraction of the GEMMs).
@@ -24,7 +27,8 @@ count(q,q) is meaningless and written -1. One torch.mm measures m*n pairs: the a
 rows in chunks of m (cycled, so extra rows repeat anchors), the probes over all of 0..K-1 in chunks
 of n (the last chunk wraps round to 0). Every pair measured more than once is checked to agree.
 
-Before the probes one child process runs one torch.mm of every probed shape under cuBLASLt's
+--only REGEX probes only shapes whose logged configuration matches (the configuration is
+recorded for the others). Before the probes one child process runs one torch.mm of every probed shape under cuBLASLt's
 trace (CUBLASLT_LOG_LEVEL=5) and the `algo=[...]` it logs is stored with the probe (the
 heuristic's choice depends only on the shape, the types and the flags, which the child copies).
 
@@ -34,7 +38,7 @@ Output: {"info": {...}, "probes": [{"path","m","n","k","config","compute","kerne
 -3: not finite. When measurements of one pair disagree the smallest is written and the pair is
 listed in stats.inconsistent_examples.
 """
-import gzip, importlib.util, json, os, shutil, subprocess, sys, tempfile, time
+import gzip, importlib.util, json, os, re, shutil, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -50,11 +54,14 @@ PATHS = {
     # absorbs up to 7 tiny terms into M (ulp(12) = 2^-20), so counts are right for K <= 8 only
     # (algorithm 56 runs at K = 8).
     "f16": ("float16", "float16", False, 2.0 ** -12, 3.0 * 2.0 ** 14, 24),
+    # bf16 in and out (D in bf16): as bf16.f32, but D = (K - count) s is exact in bf16 only while
+    # K - count <= 256, so counts are right for K <= 257.
+    "bf16": ("bfloat16", "bfloat16", False, 2.0 ** -60, 1.0, 24),
 }
-# PATH.linear (f32.linear, tf32.linear, f16.f32 excepted): F.linear(A, W, bias) with W = B^T stored
+# PATH.linear (f32.linear, tf32.linear, f64.linear, bf16.linear): F.linear(A, W, bias) with W = B^T stored
 # (n, k) as F.linear's weight and a zero bias, which reaches cuBLASLt's bias epilogue and its
 # own kernel choice; adding +0 leaves the counts as they are.
-for _p in ("f32", "tf32", "f64"):
+for _p in ("f32", "tf32", "f64", "bf16"):
     PATHS[_p + ".linear"] = PATHS[_p]
 
 CHILD = r'''
@@ -139,6 +146,9 @@ def anchors_of(spec, k):
                 if q not in out and len(out) < want:
                     out.append(q)
         return sorted(out)
+    if spec.startswith("starts:"):
+        step = int(spec.split(":")[1])
+        return sorted({q for t in range(0, k, step) for q in (t, t + 1) if q < k} | {k - 1})
     if spec.startswith("every:"):
         step, count = (int(x) for x in spec.split(":")[1:3])
         return sorted(q for q in set(range(0, step * count, step)) | {step - 1, k - 1} if q < k)
@@ -246,9 +256,17 @@ def main():
         i = args.index("--max-gemms")
         max_gemms = int(args[i + 1])
         del args[i:i + 2]
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = re.compile(args[i + 1])
+        del args[i:i + 2]
     if "--no-config" in args:
         args.remove("--no-config")
         want_cfg = False
+    if "--specs" in args:
+        i = args.index("--specs")
+        args[i:i + 2] = [l.strip() for l in open(args[i + 1]) if l.strip() and not l.startswith("#")]
     if len(args) < 2:
         raise SystemExit(__doc__)
     out, specs = args[0], [parse_spec(s) for s in args[1:]]
@@ -270,6 +288,11 @@ def main():
         if at:
             rec["probes"] = at
         tag = f"{path}:{m}x{n}x{k} ({len(anchors)} anchors, {gemms} GEMMs)"
+        if only and not (cfg and only.search(cfg["algo"] or "")):
+            print(f"{tag}: skipped, configuration {cfg['algo'] if cfg else None!r} does not match --only", flush=True)
+            rec["skipped"] = "configuration does not match --only"
+            probes.append(rec)
+            continue
         if gemms > max_gemms:
             print(f"{tag}: skipped, more than --max-gemms {max_gemms}", flush=True)
             rec["skipped"] = f"{gemms} GEMMs > {max_gemms}"

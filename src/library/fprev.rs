@@ -18,8 +18,9 @@ use std::collections::HashMap;
 /// One probe of an FPRev file (the fields this comparison reads).
 #[derive(Debug, Deserialize)]
 pub struct Probe {
-    /// The script's path name: f64, f32, tf32, f16.f32, bf16.f32 or f16; `.linear` after f64, f32
-    /// or tf32: measured through F.linear with a zero bias (the bias epilogue's kernels).
+    /// The script's path name: f64, f32, tf32, f16.f32, bf16.f32, f16 or bf16; `.linear` after
+    /// f64, f32, tf32 or bf16: measured through F.linear with a zero bias (the bias epilogue's
+    /// kernels).
     pub path: String,
     pub m: usize,
     pub n: usize,
@@ -59,6 +60,7 @@ pub fn library_path(script_path: &str) -> Option<&'static str> {
         "f16.f32" => "cublas.gemm.f32.f16.f16.f32",
         "bf16.f32" => "cublas.gemm.f32.bf16.bf16.f32",
         "f16" => "cublas.gemm.f16.f16.f16.f16",
+        "bf16" => "cublas.gemm.bf16.bf16.bf16.bf16",
         _ => return None,
     })
 }

@@ -71,14 +71,50 @@ pub struct ScheduleRules {
     pub runtime_split: Vec<RuntimeSplitRule>,
 }
 
-/// Kernels with a run-time split-K that run unsplit on enough output tiles.
+/// Kernels with a run-time split-K (segment-K): how many segments a shape runs is learned per
+/// shape where measured; otherwise shapes with enough output tiles run unsplit.
 #[derive(Clone, Debug, Deserialize, PartialEq, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeSplitRule {
     pub algos: Vec<u32>,
     /// With at least this many output tiles (cuBLASLt's tile over its n×m problem) the kernel
-    /// runs one chain over K; with fewer it splits in a way not modelled yet (declined).
+    /// runs one chain over K; with fewer, and the shape not in `segments`, it is declined.
     pub unsplit_min_tiles: usize,
+    /// K is cut into `k_tile`-deep tiles, T of them; S segments hold T div S tiles each, the
+    /// last T mod S one more; each segment is one chain from +0.
+    #[serde(default)]
+    pub k_tile: Option<usize>,
+    /// How the segments' partial sums are added (in the compute format).
+    #[serde(default)]
+    pub combine: Combine,
+    /// Segment counts measured per shape (FPRev), "MxNxK:S" in PyTorch's m, n, k; S = 1: unsplit.
+    #[serde(default)]
+    pub segments: Vec<String>,
+}
+
+impl RuntimeSplitRule {
+    /// The measured segment count of an m×n×k GEMM, if this rule learned it.
+    pub fn segments_of(&self, m: usize, n: usize, k: usize) -> Option<usize> {
+        let key = format!("{m}x{n}x{k}:");
+        self.segments.iter().find_map(|s| s.strip_prefix(&key)).and_then(|s| s.parse().ok())
+    }
+
+    /// The K ranges of `segments` segments over K (`k_tile` deep tiles, the later segments
+    /// taking the remainder's extra tiles).
+    pub fn segment_ranges(&self, k: usize, segments: usize) -> Vec<Range<usize>> {
+        let kt = self.k_tile.unwrap_or(1).max(1);
+        let tiles = k.div_ceil(kt);
+        let (q, r) = (tiles / segments, tiles % segments);
+        let mut start = 0;
+        (0..segments)
+            .map(|s| {
+                let len = q + usize::from(s >= segments - r);
+                let range = (start * kt).min(k)..((start + len) * kt).min(k);
+                start += len;
+                range
+            })
+            .collect()
+    }
 }
 
 /// For the listed algorithms (and, where given, only configurations with or without a stage
@@ -377,14 +413,20 @@ impl ScheduleRules {
                 if let Some(r) = rule.filter(|r| r.lanes.is_some() && r.runtime_split_same) {
                     return Ok(Self::lanes_plan(r, vec![0..k], k, Reduction::None, residue_first, chain, c_add));
                 }
-                let unsplit = self
-                    .runtime_split
-                    .iter()
-                    .any(|r| r.algos.contains(&config.algo) && config.output_tiles(m, n).is_some_and(|t| t >= r.unsplit_min_tiles));
-                if !unsplit {
+                let Some(r) = self.runtime_split.iter().find(|r| r.algos.contains(&config.algo)) else {
                     return Err(PlanError::RuntimeSplit(config.to_string()));
+                };
+                let segments = match r.segments_of(m, n, k) {
+                    Some(s) => s,
+                    None if config.output_tiles(m, n).is_some_and(|t| t >= r.unsplit_min_tiles) => 1,
+                    None => return Err(PlanError::RuntimeSplit(format!("{config}; segment count not learned for {m}x{n}x{k}"))),
+                };
+                if segments <= 1 {
+                    return Ok(whole(Reduction::None));
                 }
-                return Ok(whole(Reduction::None));
+                let slices: Vec<Vec<Range<usize>>> = r.segment_ranges(k, segments).into_iter().map(|s| vec![s]).collect();
+                let sum = Some(SumTree::over(0, slices.len(), r.combine));
+                return Ok(Plan { slices, sum, reduction: Reduction::ComputeType, residue_first, chain, c_add, bias_last, bias_add, promote_every });
             }
             _ => {}
         }
@@ -554,12 +596,32 @@ mod tests {
     #[test]
     fn runtime_split_runs_unsplit_only_on_enough_tiles() {
         let mut r = rules();
-        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64 });
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64, k_tile: None, combine: Combine::InOrder, segments: vec![] });
         let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x64 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
         // 512x1000x1024: ceil(1000/128) * ceil(512/64) = 64 tiles; 3072x128: 1 * 48.
         assert_eq!(r.plan(512, 1000, 1024, &c).unwrap().slices, vec![vec![0..1024]]);
         assert!(matches!(r.plan(3072, 128, 1536, &c), Err(PlanError::RuntimeSplit(_))));
         assert!(matches!(r.plan(512, 1000, 1024, &config(43, -1)), Err(PlanError::RuntimeSplit(_))), "no tile, no tiles to count");
+    }
+
+    /// Segment-K as FPRev measured it: 384x1000x12288 in 5 segments of 76, 77, 77, 77, 77 k-tiles
+    /// added p0 + ((p1 + p2) + (p3 + p4)); K = 3000 ends in a partial tile; a learned S = 1 runs
+    /// unsplit even with few tiles.
+    #[test]
+    fn segment_k_cuts_and_adds_as_measured() {
+        let mut r = rules();
+        let segments = vec!["384x1000x12288:5".into(), "1536x192x3000:2".into(), "1000x384x1024:1".into()];
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 65, k_tile: Some(32), combine: Combine::PairsFromEnd, segments });
+        let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x128 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
+        let p = r.plan(384, 1000, 12288, &c).unwrap();
+        let starts: Vec<usize> = p.slices.iter().map(|s| s[0].start / 32).collect();
+        assert_eq!(starts, [0, 76, 153, 230, 307]);
+        assert_eq!(p.slices[4][0].end, 12288);
+        assert_eq!(p.sum.unwrap().show(), "(0+((1+2)+(3+4)))");
+        assert_eq!(r.plan(1536, 192, 3000, &c).unwrap().slices, vec![vec![0..1504], vec![1504..3000]]);
+        assert_eq!(r.plan(1000, 384, 1024, &c).unwrap().slices, vec![vec![0..1024]]);
+        let not_learned = r.plan(1000, 384, 1000, &c).unwrap_err().to_string();
+        assert!(not_learned.contains("segment count not learned for 1000x384x1000"), "{not_learned}");
     }
 
     /// DGEMM algorithms 35/36 (recorded split-K GEMMs): K dealt in tiles of the stage depth,

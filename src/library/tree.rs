@@ -38,6 +38,11 @@ pub enum Combine {
     /// 124 partials): thread t < 128 adds p_t, p_{t+128}, … in order, then x_t += x_{t+64} and
     /// x_t += x_{t+32} (where present), then the 32 x_t by `Groups4`.
     DotReduce,
+    /// Pairs from the end, level by level: (p_{n-2} + p_{n-1}), (p_{n-4} + p_{n-3}), … then
+    /// those sums likewise, a part left over at the front joining one level up (segment-K's
+    /// reduction, TF32 algorithm 43 with its split chosen at run time; FPRev at 2 to 7 segments:
+    /// 5 read p0 + ((p1 + p2) + (p3 + p4))).
+    PairsFromEnd,
 }
 
 impl SumTree {
@@ -121,6 +126,21 @@ impl SumTree {
                     }
                 }
                 SumTree::combine(x.into_iter().take(32).flatten().collect(), Combine::Groups4)
+            }
+            Combine::PairsFromEnd => {
+                let mut level: Vec<SumTree> = parts.into_iter().rev().collect();
+                while level.len() > 1 {
+                    let mut up = Vec::with_capacity(level.len().div_ceil(2));
+                    let mut it = level.into_iter();
+                    while let Some(hi) = it.next() {
+                        up.push(match it.next() {
+                            Some(lo) => lo.add(hi),
+                            None => hi,
+                        });
+                    }
+                    level = up;
+                }
+                level.pop().expect("non-empty")
             }
             Combine::Groups4 => {
                 let mut groups: Vec<Vec<SumTree>> = vec![vec![]; 4];
@@ -209,6 +229,13 @@ mod tests {
         assert_eq!(t(8, Combine::Groups4), "((((0+4)+(1+5))+(2+6))+(3+7))");
         assert_eq!(t(8, Combine::DotReduce), t(8, Combine::Groups4));
         assert_eq!(t(8, Combine::PairsButterfly), "(((0+1)+(4+5))+((2+3)+(6+7)))");
+        // Segment-K (FPRev, TF32 384x1000x12288 in 5 segments, 1024x256x8192 in 3).
+        assert_eq!(t(2, Combine::PairsFromEnd), "(0+1)");
+        assert_eq!(t(3, Combine::PairsFromEnd), "(0+(1+2))");
+        assert_eq!(t(4, Combine::PairsFromEnd), "((0+1)+(2+3))");
+        assert_eq!(t(5, Combine::PairsFromEnd), "(0+((1+2)+(3+4)))");
+        assert_eq!(t(6, Combine::PairsFromEnd), "((0+1)+((2+3)+(4+5)))");
+        assert_eq!(t(7, Combine::PairsFromEnd), "((0+(1+2))+((3+4)+(5+6)))");
         // ((0+2)+(1+3)) with weights 1, 10, 100, 1000: 0 and 2 meet under (0+2), 0 and 3 at the root.
         let bf = SumTree::over(0, 4, Combine::Butterfly);
         assert_eq!((bf.lca_weight(0, 2, &[1, 10, 100, 1000]), bf.lca_weight(3, 0, &[1, 10, 100, 1000])), (101, 1111));
