@@ -268,6 +268,10 @@ pub struct SliceRule {
     /// refused with this reason instead of guessed.
     #[serde(default)]
     pub declined: Option<String>,
+    /// The rule holds only up to this K (measured there; fresh GEMMs past it were not exact):
+    /// a longer K falls to the next rule, or is declined.
+    #[serde(default)]
+    pub k_max: Option<usize>,
 }
 
 fn one() -> usize {
@@ -302,8 +306,9 @@ fn lane_chains(ks: Range<usize>, lanes: usize, deal: usize, chunk_max: Option<us
 }
 
 impl SliceRule {
-    fn applies(&self, config: &KernelConfig, bias: bool) -> bool {
+    fn applies(&self, config: &KernelConfig, bias: bool, k: usize) -> bool {
         self.bias.is_none_or(|b| b == bias)
+            && self.k_max.is_none_or(|x| k <= x)
             && self.algos.contains(&config.algo)
             && self.custom_options.as_ref().is_none_or(|o| o.contains(&config.custom_option()))
             && self.tiles.as_ref().is_none_or(|t| config.tile.as_deref().is_some_and(|c| t.iter().any(|x| c.trim_start_matches("MATMUL_TILE_") == x)))
@@ -377,8 +382,8 @@ impl ScheduleRules {
     /// The plan for an m×n×k GEMM run with `config`, with F.linear's bias (`bias`) or without.
     pub fn plan_with(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool) -> Result<Plan, PlanError> {
         let split = config.split_k > 1;
-        let rule = (self.gemv.iter().find(|r| r.applies(config, bias) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
-            .or_else(|| self.slices.iter().find(|r| r.applies(config, bias)).map(|r| (r, false)));
+        let rule = (self.gemv.iter().find(|r| r.applies(config, bias, k) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
+            .or_else(|| self.slices.iter().find(|r| r.applies(config, bias, k)).map(|r| (r, false)));
         let (rule, gemv) = (rule.map(|r| r.0), rule.is_some_and(|r| r.1));
         if let Some(why) = rule.and_then(|r| r.declined.as_ref()) {
             return Err(PlanError::Unmodelled { algo: config.algo, config: format!("{config}: {why}") });
