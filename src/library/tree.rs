@@ -45,6 +45,19 @@ pub enum Combine {
     PairsFromEnd,
 }
 
+/// (p0 + p1), (p2 + p3), …; an odd last part passes through alone.
+fn adjacent_pairs(parts: Vec<SumTree>) -> Vec<SumTree> {
+    let mut pairs = Vec::with_capacity(parts.len().div_ceil(2));
+    let mut it = parts.into_iter();
+    while let Some(lo) = it.next() {
+        pairs.push(match it.next() {
+            Some(hi) => lo.add(hi),
+            None => lo,
+        });
+    }
+    pairs
+}
+
 impl SumTree {
     pub fn leaf(i: usize) -> SumTree {
         SumTree(vec![Node::Leaf(i)])
@@ -97,17 +110,7 @@ impl SumTree {
                 }
                 acc
             }
-            Combine::PairsButterfly => {
-                let mut pairs = Vec::with_capacity(parts.len().div_ceil(2));
-                let mut it = parts.into_iter();
-                while let Some(lo) = it.next() {
-                    pairs.push(match it.next() {
-                        Some(hi) => lo.add(hi),
-                        None => lo,
-                    });
-                }
-                SumTree::combine(pairs, Combine::Butterfly)
-            }
+            Combine::PairsButterfly => SumTree::combine(adjacent_pairs(parts), Combine::Butterfly),
             Combine::DotReduce => {
                 let mut x: Vec<Option<SumTree>> = vec![None; 128];
                 for (c, p) in parts.into_iter().enumerate() {
@@ -128,17 +131,11 @@ impl SumTree {
                 SumTree::combine(x.into_iter().take(32).flatten().collect(), Combine::Groups4)
             }
             Combine::PairsFromEnd => {
-                let mut level: Vec<SumTree> = parts.into_iter().rev().collect();
+                let mut level = parts;
                 while level.len() > 1 {
-                    let mut up = Vec::with_capacity(level.len().div_ceil(2));
-                    let mut it = level.into_iter();
-                    while let Some(hi) = it.next() {
-                        up.push(match it.next() {
-                            Some(lo) => lo.add(hi),
-                            None => hi,
-                        });
-                    }
-                    level = up;
+                    // Pairs aligned to the end: an odd count leaves the first part over.
+                    let rest = level.split_off(level.len() % 2);
+                    level.extend(adjacent_pairs(rest));
                 }
                 level.pop().expect("non-empty")
             }
