@@ -200,6 +200,39 @@ def keep_findings(work, round_, d, pid):
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.state.json"))
 
 
+SMALL_FLOATS = {"e3m2", "e2m3", "e2m1"}
+
+
+def fnuz_base(work):
+    """The discovery base of CDNA3's FP8 mfma (fnuz): its f16 model's staged adder, 16 wide, with
+    the FP8 variant's two knobs, which discovery does not search (MMA-Sim's GTR_FDPA: even and
+    odd k summed apart, a far smaller C dropped)."""
+    f = os.path.join(work, "fnuz-base.toml")
+    with open(f, "w") as out:
+        out.write('base = "cdna3:mfma.m16n16k16.f32.f16.f16.f32"\nname = "cdna3 FP8 start"\n'
+                  "[blocks]\nwidth = 16\n[blocks.staged]\neven_odd = true\ndrop_c = true\n")
+    return f
+
+
+def fp8_kin(p, d):
+    """The discovery base of a kind::f8f6f4 path with FP6/FP4 operands, and of tcgen05's FP8 with
+    f16 D (too slow to discover from Hopper's wgmma, whose FP8 arithmetic is narrower): the
+    model this architecture already has for the same instruction on e4m3 operands, else RTX
+    Blackwell's mma.sync one with the same D (MMA-Sim gives both the same fused dot product).
+    Discovery still decides every knob it can against MMA-Sim; the base only fills the rest."""
+    small = bool({p["a_fmt"], p["b_fmt"]} & SMALL_FLOATS)
+    tcgen05_f16_fp8 = p["id"].startswith("tcgen05.") and p["c_fmt"] == "f16" and p["a_fmt"] in ("e4m3", "e5m2")
+    if not (small or tcgen05_f16_fp8):
+        return None
+    same = p["id"].replace(f".{p['a_fmt']}.{p['b_fmt']}", ".e4m3.e4m3", 1)
+    c = p["c_fmt"]
+    for f in (os.path.join(ROOT, "models", d, same + ".toml"),
+              os.path.join(ROOT, "models", "rtx-blackwell", f"mma.m16n8k32.{c}.e4m3.e4m3.{c}.toml")):
+        if os.path.exists(f):
+            return f
+    return None
+
+
 def one(args, pr):
     p, d, arch = pr["path"], pr["dir"], pr["arch"]
     pid = p["id"]
@@ -225,7 +258,11 @@ def one(args, pr):
         corpus = os.path.join(work, "corpus")
         if os.path.exists(os.path.join(corpus, pid + ".jsonl.gz")):
             os.remove(os.path.join(corpus, pid + ".jsonl.gz"))
-        r = run([args.mmafuzz, "discover", "--path", pid, "--oracle", oracle, "--arch", d, "--label", label,
+        kin = fnuz_base(work) if p["a_fmt"].endswith("fnuz") else fp8_kin(p, d)
+        base = ["--base", kin] if kin else []
+        if kin:
+            result["discover_base"] = os.path.relpath(kin, ROOT)
+        r = run([args.mmafuzz, "discover", "--path", pid, "--oracle", oracle, "--arch", d, "--label", label, *base,
                  "--seconds", str(args.discover_seconds), "--write", model, "--corpus", corpus], log)
         if not os.path.exists(model):
             # The core stage judges plain elements with the base's special knobs; where those

@@ -35,7 +35,14 @@ import numpy as np
 FORMATS = {
     "f16": ("float16", 2), "bf16": ("bfloat16", 2), "f32": ("float32", 4), "tf32": ("float32", 4),
     "f64": ("float64", 8), "e4m3": ("float8_e4m3fn", 1), "e5m2": ("float8_e5m2", 1),
+    "e4m3fnuz": ("float8_e4m3fnuz", 1), "e5m2fnuz": ("float8_e5m2fnuz", 1),
+    # FP6 and FP4 travel one per uint8 (torch has no such dtypes): MMA-Sim reads FP6 from bits
+    # 5:0 and FP4 from bits 5:2 of each byte, as kind::f8f6f4 registers hold them.
+    "e3m2": ("uint8", 1), "e2m3": ("uint8", 1), "e2m1": ("uint8", 1),
 }
+# Left shift of a raw pattern into MMA-Sim's byte (FP4 sits in bits 5:2).
+BYTE_SHIFT = {"e2m1": 2}
+F8F6F4_ONLY = {"e3m2", "e2m3", "e2m1"}
 # AMD's FP8 are the "fnuz" variants; mmafuzz names them so in its formats where it has them.
 AMD_FORMATS = {"fp8": "e4m3fnuz", "bf8": "e5m2fnuz"}
 RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -110,6 +117,8 @@ class Oracle:
             return "tcgen05", f"m64n{n}k{k}.kind::{kind}.{c_fmt}.{a_fmt}.{b_fmt}"
         if m == 64:
             return "wgmma", f"m64n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}"
+        if {a_fmt, b_fmt} & F8F6F4_ONLY:  # FP6/FP4 operands: sm_120's kind::f8f6f4
+            return "mma", f"m{m}n{n}k{k}.kind::f8f6f4.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}"
         return "mma", f"m{m}n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}"
 
     def mfma_name(self, m, n, k, a_fmt, b_fmt, c_fmt):
@@ -133,6 +142,8 @@ class Oracle:
 
     def tensor(self, raw, fmt):
         name, width = FORMATS[fmt]
+        if fmt in BYTE_SHIFT:
+            raw = np.left_shift(raw, BYTE_SHIFT[fmt])
         return self.torch.from_numpy(np.ascontiguousarray(raw).view(SIGNED[width])).view(getattr(self.torch, name))
 
     def run(self, a, b, c, a_fmt, b_fmt, c_fmt):

@@ -58,7 +58,9 @@ def kin(pid, a_fmt, b_fmt):
         pid = amd.get(a_fmt, pid)
     k = pid.replace("tcgen05.mma.", "wgmma.", 1)
     same = k.replace(f".{a_fmt}.{b_fmt}", f".{a_fmt}.{a_fmt}", 1)
-    for cand in (pid, k, same):
+    # FP6/FP4 operands (kind::f8f6f4): Hopper's e4m3 instruction of the same shape and D.
+    fp8 = k.replace(f".{a_fmt}.{b_fmt}", ".e4m3.e4m3", 1)
+    for cand in (pid, k, same, fp8):
         f = os.path.join(ROOT, "models", "sm90", cand + ".toml")
         if os.path.exists(f):
             return cand, load(f)

@@ -21,6 +21,15 @@ pub enum Format {
     /// OCP FP8 E4M3: no infinities, one NaN pattern per sign (S.1111.111), max 448.
     E4m3,
     E5m2,
+    /// OCP MX FP6 E3M2 and E2M3 and FP4 E2M1 (`kind::f8f6f4`): every pattern a number, no
+    /// infinities, no NaN; one value per element in the interchange format.
+    E3m2,
+    E2m3,
+    E2m1,
+    /// AMD's FP8 ("fnuz", CDNA3): no infinities, no negative zero; the pattern 0x80 is the one
+    /// NaN; the exponent bias is one more than OCP's (8 and 16).
+    E4m3fnuz,
+    E5m2fnuz,
     /// Two's-complement 32-bit integer: the integer MMAs' C and D.
     S32,
     /// 8-bit integers, signed and unsigned (integer MMA inputs).
@@ -174,8 +183,23 @@ pub struct Spec {
     /// Low bits of the container that carry no information (tf32: 13).
     pub ignored_low_bits: u32,
     pub has_inf: bool,
+    /// Where NaN lives when the format has no infinity (IEEE formats: top exponent, nonzero fraction).
+    pub nan: NanCode,
     /// Largest significand (with hidden bit) at `emax` (E4M3 reserves S.1111.111 for NaN).
     pub max_sig_at_emax: u64,
+}
+
+/// The NaN encoding of a format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NanCode {
+    /// IEEE: the top exponent with a nonzero fraction (the formats with infinities).
+    Ieee,
+    /// OCP E4M3: only S.1111.111 is NaN; the rest of the top exponent holds numbers.
+    AllOnes,
+    /// AMD fnuz: the negative-zero pattern is the one NaN; there is no -0.
+    NegativeZero,
+    /// FP6/FP4 (and integers): no NaN at all.
+    None,
 }
 
 /// An integer format: its width and whether it is signed.
@@ -196,7 +220,22 @@ impl IntSpec {
 
 impl Format {
     /// The floating-point formats.
-    pub const ALL: [Format; 7] =
+    pub const ALL: [Format; 12] = [
+        Format::F64,
+        Format::F32,
+        Format::Tf32,
+        Format::Bf16,
+        Format::F16,
+        Format::E4m3,
+        Format::E5m2,
+        Format::E3m2,
+        Format::E2m3,
+        Format::E2m1,
+        Format::E4m3fnuz,
+        Format::E5m2fnuz,
+    ];
+    /// The formats of Hopper's instructions (the others are operands of other architectures' MMAs).
+    pub const HOPPER: [Format; 7] =
         [Format::F64, Format::F32, Format::Tf32, Format::Bf16, Format::F16, Format::E4m3, Format::E5m2];
     /// The integer formats.
     pub const INTEGERS: [Format; 6] = [Format::S32, Format::S8, Format::U8, Format::S4, Format::U4, Format::B1];
@@ -248,8 +287,13 @@ impl Format {
                 storage_bits,
                 ignored_low_bits: ignored,
                 has_inf: true,
+                nan: NanCode::Ieee,
                 max_sig_at_emax: (1u64 << precision) - 1,
             }
+        }
+        // A format without infinities whose top exponent holds numbers up to `max_sig`.
+        const fn finite(precision: u32, exponent_bits: u32, bias: i32, storage_bits: u32, nan: NanCode, max_sig: u64) -> Spec {
+            Spec { precision, exponent_bits, bias, storage_bits, ignored_low_bits: 0, has_inf: false, nan, max_sig_at_emax: max_sig }
         }
         match self {
             Format::F64 => ieee(53, 11, 64, 0),
@@ -265,17 +309,14 @@ impl Format {
                     Some(i) => i.bits,
                     None => 1,
                 };
-                Spec { precision: bits, exponent_bits: 1, bias: 0, storage_bits: bits, ignored_low_bits: 0, has_inf: false, max_sig_at_emax: 0 }
+                Spec { precision: bits, exponent_bits: 1, bias: 0, storage_bits: bits, ignored_low_bits: 0, has_inf: false, nan: NanCode::None, max_sig_at_emax: 0 }
             }
-            Format::E4m3 => Spec {
-                precision: 4,
-                exponent_bits: 4,
-                bias: 7,
-                storage_bits: 8,
-                ignored_low_bits: 0,
-                has_inf: false,
-                max_sig_at_emax: 0b1110,
-            },
+            Format::E4m3 => finite(4, 4, 7, 8, NanCode::AllOnes, 0b1110),
+            Format::E3m2 => finite(3, 3, 3, 6, NanCode::None, 0b111),
+            Format::E2m3 => finite(4, 2, 1, 6, NanCode::None, 0b1111),
+            Format::E2m1 => finite(2, 2, 1, 4, NanCode::None, 0b11),
+            Format::E4m3fnuz => finite(4, 4, 8, 8, NanCode::NegativeZero, 0b1111),
+            Format::E5m2fnuz => finite(3, 5, 16, 8, NanCode::NegativeZero, 0b111),
         }
     }
 
@@ -288,6 +329,11 @@ impl Format {
             Format::F16 => "f16",
             Format::E4m3 => "e4m3",
             Format::E5m2 => "e5m2",
+            Format::E3m2 => "e3m2",
+            Format::E2m3 => "e2m3",
+            Format::E2m1 => "e2m1",
+            Format::E4m3fnuz => "e4m3fnuz",
+            Format::E5m2fnuz => "e5m2fnuz",
             Format::S32 => "s32",
             Format::S8 => "s8",
             Format::U8 => "u8",
@@ -366,7 +412,13 @@ impl Format {
         let frac = (bits >> shift) & frac_mask;
         let top = (1i32 << s.exponent_bits) - 1;
         let biased = ((bits >> (shift + fb)) as i32) & top;
-        if biased == top && (s.has_inf || frac == frac_mask) {
+        let special = match s.nan {
+            NanCode::Ieee => biased == top,
+            NanCode::AllOnes => biased == top && frac == frac_mask,
+            NanCode::NegativeZero => neg && biased == 0 && frac == 0,
+            NanCode::None => false,
+        };
+        if special {
             let class = if !s.has_inf || frac != 0 { Class::Nan } else { Class::Inf };
             let sig = if class == Class::Nan { frac } else { 0 };
             return Decoded { class, neg, sig, exp: 0 };
@@ -391,7 +443,9 @@ impl Format {
             Format::Tf32 => f32::from_bits(bits as u32 & 0xffff_e000) as f64,
             Format::Bf16 => f32::from_bits((bits as u32 & 0xffff) << 16) as f64,
             Format::F16 => f16_to_f64(bits as u16),
-            Format::E4m3 | Format::E5m2 => fp8_table(self)[(bits & 0xff) as usize],
+            Format::E4m3 | Format::E5m2 | Format::E3m2 | Format::E2m3 | Format::E2m1 | Format::E4m3fnuz | Format::E5m2fnuz => {
+                small_table(self)[(bits & 0xff) as usize]
+            }
             Format::S32 | Format::S8 | Format::U8 | Format::S4 | Format::U4 | Format::B1 => self.int_value(bits) as f64,
         }
     }
@@ -427,7 +481,7 @@ impl Format {
     /// Bits of a zero of the given sign.
     #[inline]
     pub fn zero_bits(self, neg: bool) -> u64 {
-        if neg && !self.is_integer() {
+        if neg && !self.is_integer() && self.spec().nan != NanCode::NegativeZero {
             self.sign_bit()
         } else {
             0
@@ -448,12 +502,15 @@ impl Format {
     }
 
     /// Bits of a NaN with the given fraction payload (truncated to fit; forced quiet and nonzero).
+    /// Formats without NaN (integers, FP6, FP4) give the largest magnitude instead: the nearest
+    /// thing a generator can ask for.
     pub fn nan_bits(self, neg: bool, payload: u64) -> u64 {
-        if self.is_integer() {
-            // No NaN: the nearest thing a generator can ask for is an extreme value.
-            return self.max_finite_bits(neg);
-        }
         let s = self.spec();
+        match s.nan {
+            NanCode::None => return self.max_finite_bits(neg),
+            NanCode::NegativeZero => return self.sign_bit(),
+            NanCode::Ieee | NanCode::AllOnes => {}
+        }
         let fb = self.frac_bits();
         let fmask = (1u64 << fb) - 1;
         let frac = if s.has_inf {
@@ -595,7 +652,8 @@ impl Format {
         } else {
             ((q + fb as i32 + s.bias) as u64, sig & ((1u64 << fb) - 1))
         };
-        self.zero_bits(neg) | (((biased << fb) | frac) << self.frac_shift())
+        let sign = if neg { self.sign_bit() } else { 0 };
+        sign | (((biased << fb) | frac) << self.frac_shift())
     }
 
     /// Canonical form of a bit pattern: tf32's ignored bits cleared, high bits masked.
@@ -618,12 +676,22 @@ fn f16_to_f64(b: u16) -> f64 {
     f64::from_bits(if e == 0 { subnormal } else if e == 0x1f { special } else { normal })
 }
 
-/// Every FP8 pattern's value, built once from [`Format::decode`].
-fn fp8_table(f: Format) -> &'static [f64; 256] {
-    static E4M3: std::sync::OnceLock<[f64; 256]> = std::sync::OnceLock::new();
-    static E5M2: std::sync::OnceLock<[f64; 256]> = std::sync::OnceLock::new();
-    let cell = if f == Format::E4m3 { &E4M3 } else { &E5M2 };
-    cell.get_or_init(|| std::array::from_fn(|b| f.decode(b as u64).to_f64()))
+/// Every pattern's value of a format of at most 8 bits, built once from [`Format::decode`]
+/// (bits above the format's width are ignored, as `decode` ignores them).
+fn small_table(f: Format) -> &'static [f64; 256] {
+    const N: usize = 7;
+    static TABLES: [std::sync::OnceLock<[f64; 256]>; N] = [const { std::sync::OnceLock::new() }; N];
+    let i = match f {
+        Format::E4m3 => 0,
+        Format::E5m2 => 1,
+        Format::E3m2 => 2,
+        Format::E2m3 => 3,
+        Format::E2m1 => 4,
+        Format::E4m3fnuz => 5,
+        Format::E5m2fnuz => 6,
+        _ => unreachable!("small_table is for formats of at most 8 bits"),
+    };
+    TABLES[i].get_or_init(|| std::array::from_fn(|b| f.decode(b as u64).to_f64()))
 }
 
 fn same_value(s1: u64, e1: i32, s2: u64, e2: i32) -> bool {
@@ -644,7 +712,7 @@ impl FromStr for Format {
             .into_iter()
             .chain(Format::INTEGERS)
             .find(|f| f.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| format!("unknown format '{s}' (expected one of f64, f32, tf32, bf16, f16, e4m3, e5m2, s32, s8, u8, s4, u4, b1)"))
+            .ok_or_else(|| format!("unknown format '{s}' (expected one of f64, f32, tf32, bf16, f16, e4m3, e5m2, e3m2, e2m3, e2m1, e4m3fnuz, e5m2fnuz, s32, s8, u8, s4, u4, b1)"))
     }
 }
 
@@ -724,6 +792,24 @@ mod tests {
             (Format::F32, 0x7f7f_ffff, f32::MAX as f64),
             (Format::F64, 0x3ff0_0000_0000_0000, 1.0),
             (Format::F64, 1, 2f64.powi(-1074)),
+            (Format::E2m1, 0x7, 6.0),
+            (Format::E2m1, 0x1, 0.5),
+            (Format::E2m1, 0x2, 1.0),
+            (Format::E2m1, 0xf, -6.0),
+            (Format::E2m3, 0x1f, 7.5),
+            (Format::E2m3, 0x01, 0.125),
+            (Format::E2m3, 0x08, 1.0),
+            (Format::E3m2, 0x1f, 28.0),
+            (Format::E3m2, 0x01, 0.0625),
+            (Format::E3m2, 0x0c, 1.0),
+            (Format::E3m2, 0x3f, -28.0),
+            (Format::E4m3fnuz, 0x7f, 240.0),
+            (Format::E4m3fnuz, 0x01, 2f64.powi(-10)),
+            (Format::E4m3fnuz, 0x40, 1.0),
+            (Format::E4m3fnuz, 0xc0, -1.0),
+            (Format::E5m2fnuz, 0x7f, 57344.0),
+            (Format::E5m2fnuz, 0x01, 2f64.powi(-17)),
+            (Format::E5m2fnuz, 0x40, 1.0),
         ];
         for &(f, bits, v) in table {
             assert_eq!(val(f, bits), v, "{f} {bits:x}");
@@ -740,13 +826,38 @@ mod tests {
         assert_eq!(Format::Tf32.max_finite_bits(false), 0x7f7f_e000);
         assert_eq!((Format::E4m3.emin(), Format::E4m3.emax()), (-6, 8));
         assert_eq!((Format::E5m2.emin(), Format::E5m2.emax()), (-14, 15));
+        // FP6/FP4: no NaN or infinity; a generator's NaN or infinity is the largest magnitude.
+        for f in [Format::E2m1, Format::E2m3, Format::E3m2] {
+            assert!((0..=f.mask()).all(|b| f.decode(b).class != Class::Nan), "{f}");
+            assert_eq!(f.nan_bits(true, 1), f.max_finite_bits(true), "{f}");
+            assert_eq!(f.inf_bits(false), f.max_finite_bits(false), "{f}");
+        }
+        assert_eq!(Format::E2m1.max_finite_bits(true), 0xf);
+        assert_eq!(Format::E2m3.hex_digits(), 2);
+        assert_eq!(Format::E2m1.hex_digits(), 1);
+        // fnuz: 0x80 is the only NaN, no negative zero, the top exponent holds numbers.
+        for f in [Format::E4m3fnuz, Format::E5m2fnuz] {
+            let nans: Vec<u64> = (0..=0xff).filter(|&b| f.decode(b).is_nan()).collect();
+            assert_eq!(nans, vec![0x80], "{f}");
+            assert_eq!(f.zero_bits(true), 0, "{f}");
+            assert_eq!(f.nan_bits(false, 0), 0x80, "{f}");
+            assert_eq!(f.inf_bits(true), 0x80, "{f}");
+            assert_eq!(f.round(true, 1, -40, false, Rounding::Rne, Overflow::Ieee), 0, "{f}: underflow to +0");
+            assert_eq!(f.max_finite_bits(true), 0xff, "{f}");
+        }
+        assert_eq!((Format::E4m3fnuz.emin(), Format::E4m3fnuz.emax()), (-7, 7));
+        assert_eq!((Format::E2m1.emin(), Format::E2m1.emax()), (0, 2));
+        assert_eq!((Format::E3m2.emin(), Format::E3m2.emax()), (-2, 4));
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+        }
     }
 
     /// Every 8- and 16-bit pattern decodes to a value that encodes back to the same pattern under
     /// every rounding direction; NaNs stay NaN with their payload.
     #[test]
     fn exhaustive_round_trips_8_and_16_bit() {
-        for f in [Format::F16, Format::Bf16, Format::E4m3, Format::E5m2] {
+        for f in Format::ALL.into_iter().filter(|f| f.storage_bits() <= 16) {
             for bits in 0..=f.mask() {
                 let d = f.decode(bits);
                 let back: Vec<u64> = match d.class {
@@ -772,7 +883,7 @@ mod tests {
 
     #[test]
     fn to_f64_agrees_with_decode_on_every_narrow_pattern() {
-        for f in [Format::F16, Format::Bf16, Format::E4m3, Format::E5m2] {
+        for f in Format::ALL.into_iter().filter(|f| f.storage_bits() <= 16) {
             for bits in 0..=f.mask() {
                 let (a, b) = (f.to_f64(bits), f.decode(bits).to_f64());
                 assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{f} {bits:x}");

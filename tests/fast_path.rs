@@ -96,3 +96,34 @@ fn lane_kernel_equals_general_path_on_every_paths_tiles() {
     }
     assert!(compared > 3_000_000, "{compared}");
 }
+
+/// The formats of other architectures' operands (FP6 e3m2/e2m3, FP4 e2m1, AMD's fnuz FP8) on
+/// the fast paths: every simulated path in them, under each architecture's model of it, on its
+/// own edge-biased tiles, equals the general code.
+#[test]
+fn lane_kernel_equals_general_path_on_fp6_fp4_and_fnuz_tiles() {
+    use mmafuzz::format::Format;
+    let small = [Format::E3m2, Format::E2m3, Format::E2m1, Format::E4m3fnuz, Format::E5m2fnuz];
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2026_11_26);
+    let (mut compared, mut models) = (0usize, 0usize);
+    for name in embedded_arch_model_names() {
+        let Some((_, id)) = name.split_once(':') else { continue };
+        let Some(path) = mmafuzz::exec::path_by_id(id) else { continue };
+        if !small.contains(&path.a_fmt) && !small.contains(&path.b_fmt) {
+            continue;
+        }
+        let model = Model::load(name).unwrap();
+        let (fast, slow) = (Emulator::new(model.clone()), Emulator::general_only(model));
+        models += 1;
+        for _ in 0..(4_000 / (path.m * path.n)).max(4) {
+            let case = gen::path_case(&mut rng, path);
+            let (f, s) = (fast.run(&case).unwrap(), slow.run(&case).unwrap());
+            compared += f.len();
+            if let Some(idx) = (0..f.len()).find(|&i| f[i] != s[i]) {
+                panic!("{name}: element {idx}: lanes {:x}, general {:x}\n{}", f[idx], s[idx], case.result_json(&s));
+            }
+        }
+    }
+    assert!(models >= 43, "{models} models of FP6/FP4/fnuz paths");
+    assert!(compared > 150_000, "{compared}");
+}

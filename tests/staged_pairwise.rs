@@ -1,6 +1,7 @@
 //! The knobs MMA-Sim's AMD models needed, each on a dot product worked out by hand:
 //! `blocks.c = "staged"` (CDNA3's second adder), `blocks.normalise = "pairwise"` (CDNA2's tree of
-//! rounded additions) and `products.inf_above` (CDNA3's products of 2^128 or more).
+//! rounded additions), `products.inf_above` (CDNA3's products of 2^128 or more) and the FP8
+//! variant of the staged adder (`blocks.staged.even_odd`, `drop_c`: CDNA3's FP8 `mfma`).
 
 use mmafuzz::format::Format;
 use mmafuzz::probes::bits_of;
@@ -109,4 +110,32 @@ fn products_beyond_f32_become_infinities_with_inf_above() {
     // Staged, the cancelled products still set the second adder's exponent (2^200): C = 3 is
     // floored away 24 bits below it, and D is 0.
     assert_eq!(dot(STAGED, &a, &b, 3.0, Format::Bf16), 0.0);
+}
+
+/// CDNA3's FP8 adder (MMA-Sim's GTR_FDPA): `staged` with even and odd k summed apart and a far
+/// smaller C dropped. The values below are what MMA-Sim 2.1.1's `gtr_fdpa` returns for them.
+fn staged_fp8() -> String {
+    STAGED.replace("width = 8", "width = 16") + "[blocks.staged]\ndot_bits = 32\nc_bits = 24\nkeep = 32\neven_odd = true\ndrop_c = true\n"
+}
+
+#[test]
+fn even_and_odd_k_are_summed_in_windows_of_their_own() {
+    // Products 1 (k = 0) and -2^-30 (k = 1). One window (24 bits below 1) truncates -2^-30 to
+    // zero: D = 1. Apart, the odd sum is exactly -2^-30, then floored onto the even sum's grid
+    // 2^-24: -2^-24, and D = 1 - 2^-24 (0x3f7fffff).
+    let (a, b) = ([1.0, -(2f64.powi(-15))], [1.0, 2f64.powi(-15)]);
+    assert_eq!(dot(&staged_fp8(), &a, &b, 0.0, Format::E5m2fnuz).to_bits(), 0x3f7f_ffff);
+    let one_window = staged_fp8().replace("even_odd = true", "even_odd = false");
+    assert_eq!(dot(&one_window, &a, &b, 0.0, Format::E5m2fnuz), 1.0);
+}
+
+#[test]
+fn a_running_sum_far_below_is_dropped_not_floored() {
+    // Product 1, C = -2^-40: 40 places below E = 0, more than c_bits + 1 = 25: dropped, D = 1.
+    // Floored instead (drop_c off, or C = -2^-25, just inside), it costs 2^-24: D = 1 - 2^-24.
+    let (a, b) = ([1.0, 0.0], [1.0, 0.0]);
+    assert_eq!(dot(&staged_fp8(), &a, &b, -(2f32.powi(-40)), Format::E5m2fnuz), 1.0);
+    assert_eq!(dot(&staged_fp8(), &a, &b, -(2f32.powi(-25)), Format::E5m2fnuz).to_bits(), 0x3f7f_ffff);
+    let floored = staged_fp8().replace("drop_c = true", "drop_c = false");
+    assert_eq!(dot(&floored, &a, &b, -(2f32.powi(-40)), Format::E5m2fnuz).to_bits(), 0x3f7f_ffff);
 }

@@ -8,9 +8,10 @@ exact (MPFR) reference, on NumPy arrays.
     np.float32(16.0)
 
 Arrays are batches of tiles: A N×m×k, B N×k×n, C N×m×n (or one tile, 2-D). Formats come from
-the dtypes (float16, float32, float64; bfloat16, float8_e4m3fn and float8_e5m2 from
-``ml_dtypes``; int8 and int32 for the integer MMAs), or from ``a_fmt``/``b_fmt``/``c_fmt`` (format
-names as in ``mmafuzz formats``: f16, bf16, tf32, f32, f64, e4m3, e5m2, s32, s8, u8, s4, u4, b1)
+the dtypes (float16, float32, float64; bfloat16, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz,
+float8_e5m2fnuz, float6_e3m2fn, float6_e2m3fn and float4_e2m1fn from ``ml_dtypes``; int8 and int32 for the integer MMAs), or from ``a_fmt``/``b_fmt``/``c_fmt`` (format
+names: f16, bf16, tf32, f32, f64, e4m3, e5m2, e3m2, e2m3, e2m1,
+e4m3fnuz, e5m2fnuz, s32, s8, u8, s4, u4, b1)
 when the arrays hold raw bit patterns as unsigned integers of the format's container width.
 Typed inputs give typed D; raw bits give raw bits. Nothing is copied on the way in unless the
 array is not C-contiguous or the format needs it (s4/u4 values are masked to their 4 bits).
@@ -41,6 +42,11 @@ _RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _TYPED = [("f16", np.float16), ("f32", np.float32), ("tf32", np.float32), ("f64", np.float64), ("s8", np.int8), ("s4", np.int8), ("s32", np.int32)]
 if _ml is not None:
     _TYPED += [("bf16", _ml.bfloat16), ("e4m3", _ml.float8_e4m3fn), ("e5m2", _ml.float8_e5m2)]
+    # AMD's fnuz FP8 and the OCP FP6/FP4 (one value per byte, in the low bits, as mmafuzz keeps them).
+    for _f, _name in [("e4m3fnuz", "float8_e4m3fnuz"), ("e5m2fnuz", "float8_e5m2fnuz"),
+                      ("e3m2", "float6_e3m2fn"), ("e2m3", "float6_e2m3fn"), ("e2m1", "float4_e2m1fn")]:
+        if hasattr(_ml, _name):
+            _TYPED.append((_f, getattr(_ml, _name)))
 _FMT_DTYPE = {}
 _DTYPE_FMT = {}
 for _f, _t in _TYPED:

@@ -178,6 +178,29 @@ def test_typed_and_raw_bits_give_the_same_bits():
     assert (bits(typed8) == mmafuzz.emulate(m8, a8, b8, c, a_fmt="e4m3", c_fmt="f32")).all()
 
 
+def test_fp6_fp4_and_fnuz_dtypes_from_ml_dtypes():
+    """FP4/FP6 operands (RTX Blackwell's kind::f8f6f4, modelled from MMA-Sim) and AMD's fnuz FP8
+    arrive typed through ml_dtypes, one value per byte, and give the bits raw input gives; the
+    formats are decoded as MMA-Sim decodes them (6 x 28 = 168 per product)."""
+    if not hasattr(ml_dtypes, "float4_e2m1fn"):
+        pytest.skip("this ml_dtypes has no FP4/FP6")
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 16, (6, 16, 32), dtype=np.uint8)
+    b = rng.integers(0, 64, (6, 32, 8), dtype=np.uint8)
+    c = rng.standard_normal((6, 16, 8)).astype(np.float32)
+    m = "rtx-blackwell:mma.m16n8k32.f32.e2m1.e3m2.f32"
+    typed = mmafuzz.emulate(m, a.view(ml_dtypes.float4_e2m1fn), b.view(ml_dtypes.float6_e3m2fn), c)
+    raw = mmafuzz.emulate(m, a, b, c.view(np.uint32), a_fmt="e2m1", b_fmt="e3m2", c_fmt="f32")
+    assert typed.dtype == np.float32 and (bits(typed) == raw).all()
+    # Largest magnitudes: e2m1 0x7 is 6, e3m2 0x1f is 28; 32 such products are exact in f32.
+    top = mmafuzz.emulate(m, np.full((16, 32), 7, np.uint8), np.full((32, 8), 0x1F, np.uint8), np.zeros((16, 8), np.uint32),
+                          a_fmt="e2m1", b_fmt="e3m2", c_fmt="f32")
+    assert (top.view(np.float32) == 32 * 6.0 * 28.0).all()
+    # fnuz: 0x80 is NaN (no negative zero), and the dtype names the format.
+    assert mmafuzz._DTYPE_FMT[np.dtype(ml_dtypes.float8_e4m3fnuz)] == "e4m3fnuz"
+    assert np.isnan(np.array([0x80], np.uint8).view(ml_dtypes.float8_e4m3fnuz).astype(np.float32))[0]
+
+
 def test_one_tile_strided_views_and_byte_order():
     a, b, c = edge_tiles(3)
     whole = mmafuzz.emulate(F16_F32, a, b, c)

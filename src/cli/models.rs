@@ -25,7 +25,12 @@ pub fn models(show: Option<&str>) -> anyhow::Result<ExitCode> {
             let variants = m.variant_formats();
             // An integer model shows its integer arithmetic; a float model its float variants.
             let integer = m.arithmetic(Format::S8).accumulator.format.is_some_and(|f| f.is_integer());
-            let shown: Vec<Format> = if integer { vec![Format::S8] } else { Format::ALL.to_vec() };
+            // Hopper's formats, and any other format the model has a variant for.
+            let shown: Vec<Format> = if integer {
+                vec![Format::S8]
+            } else {
+                Format::ALL.into_iter().filter(|f| Format::HOPPER.contains(f) || variants.contains(f)).collect()
+            };
             for f in shown {
                 let label = if variants.contains(&f) { "its own variant" } else { "base knobs" };
                 println!("\n# A in {f} ({label})");

@@ -46,8 +46,8 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
         axes.push(Axis { path: "output.rounding", values: strs(&["rne", "rz"]) });
         axes.push(Axis { path: "align.window", values: strs(&["none", "f32"]) });
     }
-    if matches!(p.a_fmt, Format::E4m3 | Format::E5m2) {
-        // FP8 accumulation is reported to keep fewer bits than f32 (about 13-14): narrower windows.
+    if p.a_fmt.storage_bits() <= 8 && !p.a_fmt.is_integer() {
+        // FP8 (and FP6/FP4) accumulation is reported to keep fewer bits than f32 (about 13-14): narrower windows.
         let bits = axes.iter_mut().find(|a| a.path == "align.extra_bits").expect("extra bits axis");
         bits.values = (-12..=3).map(toml::Value::Integer).collect();
         axes.push(Axis { path: "accumulator.precision", values: vec![toml::Value::String("none".into()), toml::Value::Integer(13), toml::Value::Integer(14), toml::Value::Integer(15)] });

@@ -53,6 +53,11 @@ fn layout(f: Format) -> (u32, u32, u64) {
         Format::F64 => (64, 52, 1023),
         Format::E4m3 => (8, 3, 7),
         Format::E5m2 => (8, 2, 15),
+        // Formats no library path takes: their own layouts, for completeness.
+        Format::E3m2 | Format::E2m3 | Format::E2m1 | Format::E4m3fnuz | Format::E5m2fnuz => {
+            let s = f.spec();
+            (s.storage_bits, s.precision - 1, s.bias as u64)
+        }
         // Integer formats take the branch in `element` and never get here.
         Format::S32 | Format::S8 | Format::U8 | Format::S4 | Format::U4 | Format::B1 => (f.storage_bits(), 0, 0),
     }

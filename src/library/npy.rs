@@ -81,7 +81,7 @@ pub fn write(path: &Path, format: Format, shape: &[usize], bits: &[u64]) -> std:
         Format::F32 | Format::Tf32 => "<f4",
         Format::F64 => "<f8",
         Format::Bf16 => "<u2",
-        Format::E4m3 | Format::E5m2 => "|u1",
+        Format::E4m3 | Format::E5m2 | Format::E3m2 | Format::E2m3 | Format::E2m1 | Format::E4m3fnuz | Format::E5m2fnuz => "|u1",
         Format::S32 => "<i4",
         // Narrow integers one per byte, as their raw (unsigned) patterns.
         Format::S8 => "|i1",

@@ -322,6 +322,17 @@ pub(crate) fn wide_sum<'t>(terms: impl IntoIterator<Item = &'t Term>, lo: i32) -
 }
 
 /// -0 becomes +0; everything else stays.
+/// A value v·2^lsb floored (toward -infinity) onto the grid 2^g, as a multiple of 2^g.
+fn floor_onto(v: i128, lsb: i32, g: i32) -> i128 {
+    if g <= lsb {
+        v << (lsb - g).min(100) as u32
+    } else if g - lsb >= 127 {
+        if v < 0 { -1 } else { 0 }
+    } else {
+        v >> (g - lsb) as u32
+    }
+}
+
 fn unsigned_zero(f: Format, bits: u64) -> u64 {
     if bits == f.zero_bits(true) {
         f.zero_bits(false)
@@ -567,8 +578,15 @@ impl<'a> TileRun<'a> {
         }
         let arow = &self.a[i * k..(i + 1) * k];
         let bcol = &self.bt[j * k..(j + 1) * k];
+        // Whether each term's k is odd, where the staged adder sums even and odd k apart.
+        let split = ar.blocks.c == CPlacement::Staged && ar.blocks.staged.even_odd;
+        let mut odd = Vec::new();
         for &kk in &self.blocks[b] {
+            let before = block.terms.len();
             self.push_product(&mut block, arow[kk], bcol[kk]);
+            if split && block.terms.len() > before {
+                odd.push(kk % 2 == 1);
+            }
         }
         if ar.specials.nan == NanOutput::Propagate && (block.nan || (block.pos_inf && block.neg_inf) || run.class == Class::Nan) {
             self.block = block;
@@ -576,7 +594,7 @@ impl<'a> TileRun<'a> {
             return self.propagated_nan(run, &a, &bs);
         }
         if ar.blocks.c == CPlacement::Staged {
-            let r = self.staged(run, &block);
+            let r = self.staged(run, &block, split.then_some(odd.as_slice()));
             self.block = block;
             return r;
         }
@@ -640,7 +658,7 @@ impl<'a> TileRun<'a> {
 
     /// `c = "staged"`: the block's unrounded sum and the running sum through the second adder
     /// (see [`super::Staged`]).
-    fn staged(&self, run: Running, block: &Block) -> Running {
+    fn staged(&self, run: Running, block: &Block, odd: Option<&[bool]>) -> Running {
         let f = self.acc_fmt;
         let st = &self.ar.blocks.staged;
         let special = |class, neg| Operand { class, neg, sig: 0, lsb: 0, field: 0 };
@@ -655,13 +673,32 @@ impl<'a> TileRun<'a> {
         }
         let emin = f.emin();
         // The block's sum as its window left it, and its exponent (the largest term's).
-        let dot = (!block.terms.is_empty()).then(|| {
-            let e = block.terms.iter().map(|t| t.key).max().expect("nonempty block");
+        let window_sum = |b: &Block| {
+            let e = b.terms.iter().map(|t| t.key).max().expect("nonempty block");
             let e = self.ar.anchor_floor(f).map_or(e, |fl| e.max(fl));
-            let s = self.align_and_sum(block);
+            let s = self.align_and_sum(b);
             (if s.neg { -(s.mag as i128) } else { s.mag as i128 }, s.exp, e)
-        });
-        let (c_val, c_lsb, c_exp) = match run.class {
+        };
+        let dot = match odd {
+            None => (!block.terms.is_empty()).then(|| window_sum(block)),
+            Some(odd) => {
+                // Even and odd k in windows of their own, both floored onto the larger's grid.
+                let halves: Vec<(i128, i32, i32)> = [false, true]
+                    .into_iter()
+                    .filter_map(|want| {
+                        let terms: Vec<Term> = block.terms.iter().zip(odd).filter(|(_, &o)| o == want).map(|(t, _)| *t).collect();
+                        (!terms.is_empty()).then(|| window_sum(&Block { terms, ..Block::default() }))
+                    })
+                    .collect();
+                halves.iter().map(|h| h.2).max().map(|e| {
+                    let p = self.ar.window_precision(f) as i32;
+                    let g = e - (p - 1) - self.ar.align.extra_bits;
+                    let v = halves.iter().map(|&(v, lsb, _)| floor_onto(v, lsb, g)).sum();
+                    (v, g, e)
+                })
+            }
+        };
+        let (mut c_val, c_lsb, c_exp) = match run.class {
             Class::Finite => {
                 let lead = run.lsb + (128 - (run.sig as u128).leading_zeros() as i32) - 1;
                 (if run.neg { -(run.sig as i128) } else { run.sig as i128 }, run.lsb, lead.max(emin))
@@ -669,16 +706,10 @@ impl<'a> TileRun<'a> {
             _ => (0, emin, emin),
         };
         let e = dot.map_or(c_exp, |(_, _, d)| d.max(c_exp));
-        // Floor (toward -inf) a value v·2^lsb onto the grid 2^g.
-        let floor_to = |v: i128, lsb: i32, g: i32| -> i128 {
-            if g <= lsb {
-                v << (lsb - g).min(100) as u32
-            } else if g - lsb >= 127 {
-                if v < 0 { -1 } else { 0 }
-            } else {
-                v >> (g - lsb) as u32
-            }
-        };
+        if st.drop_c && c_exp < e - st.c_bits as i32 - 1 {
+            c_val = 0;
+        }
+        let floor_to = floor_onto;
         let (g_dot, g_c) = (e - st.dot_bits as i32, e - st.c_bits as i32);
         let g = g_dot.min(g_c);
         let dot_part = dot.map_or(0, |(v, lsb, _)| floor_to(v, lsb, g_dot) << (g_dot - g) as u32);

@@ -86,17 +86,27 @@ pub struct Blocks {
 /// smallest normal), the block's sum is floored to `dot_bits` bits below E and the running sum
 /// to `c_bits`, their sum is floored to `keep` significant bits (the accumulator's subnormal
 /// grid the lowest), then rounded into the accumulator by `accumulator.rounding`.
+///
+/// CDNA3's FP8 `mfma` (MMA-Sim's GTR_FDPA) adds two things: `even_odd` (the block's products at
+/// even and at odd k are summed apart, each in its own window; both sums are floored onto the
+/// grid of the larger one's window and added: that is the block's sum) and `drop_c` (a running
+/// sum whose exponent lies more than `c_bits + 1` below E is dropped, not floored: a tiny
+/// negative C gives 0, not -2^(E - c_bits)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Staged {
     pub dot_bits: u32,
     pub c_bits: u32,
     pub keep: u32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub even_odd: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_c: bool,
 }
 
 impl Default for Staged {
     fn default() -> Self {
-        Staged { dot_bits: 32, c_bits: 24, keep: 32 }
+        Staged { dot_bits: 32, c_bits: 24, keep: 32, even_odd: false, drop_c: false }
     }
 }
 
@@ -468,7 +478,7 @@ impl Model {
 impl Arithmetic {
     fn check(&self) -> Result<(), String> {
         if let Some(f) = self.accumulator.format {
-            if f == Format::Tf32 || f == Format::E4m3 || f == Format::E5m2 {
+            if !matches!(f, Format::F16 | Format::Bf16 | Format::F32 | Format::F64) && !f.is_integer() {
                 return Err(format!("accumulator format {f} is not supported (use f16, bf16, f32 or f64)"));
             }
         }
