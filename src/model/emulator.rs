@@ -321,7 +321,6 @@ pub(crate) fn wide_sum<'t>(terms: impl IntoIterator<Item = &'t Term>, lo: i32) -
     (neg, top.to_u128().expect("fits"), lo + drop as i32, sticky)
 }
 
-/// -0 becomes +0; everything else stays.
 /// A value v·2^lsb floored (toward -infinity) onto the grid 2^g, as a multiple of 2^g.
 fn floor_onto(v: i128, lsb: i32, g: i32) -> i128 {
     if g <= lsb {
@@ -333,6 +332,7 @@ fn floor_onto(v: i128, lsb: i32, g: i32) -> i128 {
     }
 }
 
+/// -0 becomes +0; everything else stays.
 fn unsigned_zero(f: Format, bits: u64) -> u64 {
     if bits == f.zero_bits(true) {
         f.zero_bits(false)
@@ -709,11 +709,10 @@ impl<'a> TileRun<'a> {
         if st.drop_c && c_exp < e - st.c_bits as i32 - 1 {
             c_val = 0;
         }
-        let floor_to = floor_onto;
         let (g_dot, g_c) = (e - st.dot_bits as i32, e - st.c_bits as i32);
         let g = g_dot.min(g_c);
-        let dot_part = dot.map_or(0, |(v, lsb, _)| floor_to(v, lsb, g_dot) << (g_dot - g) as u32);
-        let c_part = floor_to(c_val, c_lsb, g_c) << (g_c - g) as u32;
+        let dot_part = dot.map_or(0, |(v, lsb, _)| floor_onto(v, lsb, g_dot) << (g_dot - g) as u32);
+        let c_part = floor_onto(c_val, c_lsb, g_c) << (g_c - g) as u32;
         let v = dot_part + c_part;
         if v == 0 {
             let all_zero = block.terms.is_empty() && run.class == Class::Zero;
@@ -722,7 +721,7 @@ impl<'a> TileRun<'a> {
         }
         let lead = g + (128 - v.unsigned_abs().leading_zeros() as i32) - 1;
         let keep_lsb = (lead - (st.keep as i32 - 1)).max(emin - (st.keep as i32 - 1));
-        let (v, lsb) = if keep_lsb > g { (floor_to(v, g, keep_lsb), keep_lsb) } else { (v, g) };
+        let (v, lsb) = if keep_lsb > g { (floor_onto(v, g, keep_lsb), keep_lsb) } else { (v, g) };
         let bits = f.round(v < 0, v.unsigned_abs(), lsb, false, self.ar.accumulator.rounding, self.ar.accumulator.overflow);
         Operand::decode(f, bits, self.ar.accumulator.subnormals)
     }
