@@ -182,11 +182,19 @@ pub struct Spec {
     pub storage_bits: u32,
     /// Low bits of the container that carry no information (tf32: 13).
     pub ignored_low_bits: u32,
-    pub has_inf: bool,
-    /// Where NaN lives when the format has no infinity (IEEE formats: top exponent, nonzero fraction).
+    /// Where NaN lives (IEEE formats: the top exponent with a nonzero fraction, and infinities
+    /// with a zero one; every other format has no infinity).
     pub nan: NanCode,
     /// Largest significand (with hidden bit) at `emax` (E4M3 reserves S.1111.111 for NaN).
     pub max_sig_at_emax: u64,
+}
+
+impl Spec {
+    /// Whether the format has infinities (the IEEE formats; their top exponent is reserved).
+    #[inline]
+    pub const fn has_inf(&self) -> bool {
+        matches!(self.nan, NanCode::Ieee)
+    }
 }
 
 /// The NaN encoding of a format.
@@ -286,14 +294,13 @@ impl Format {
                 bias: (1 << (exponent_bits - 1)) - 1,
                 storage_bits,
                 ignored_low_bits: ignored,
-                has_inf: true,
                 nan: NanCode::Ieee,
                 max_sig_at_emax: (1u64 << precision) - 1,
             }
         }
         // A format without infinities whose top exponent holds numbers up to `max_sig`.
         const fn finite(precision: u32, exponent_bits: u32, bias: i32, storage_bits: u32, nan: NanCode, max_sig: u64) -> Spec {
-            Spec { precision, exponent_bits, bias, storage_bits, ignored_low_bits: 0, has_inf: false, nan, max_sig_at_emax: max_sig }
+            Spec { precision, exponent_bits, bias, storage_bits, ignored_low_bits: 0, nan, max_sig_at_emax: max_sig }
         }
         match self {
             Format::F64 => ieee(53, 11, 64, 0),
@@ -309,7 +316,7 @@ impl Format {
                     Some(i) => i.bits,
                     None => 1,
                 };
-                Spec { precision: bits, exponent_bits: 1, bias: 0, storage_bits: bits, ignored_low_bits: 0, has_inf: false, nan: NanCode::None, max_sig_at_emax: 0 }
+                Spec { precision: bits, exponent_bits: 1, bias: 0, storage_bits: bits, ignored_low_bits: 0, nan: NanCode::None, max_sig_at_emax: 0 }
             }
             Format::E4m3 => finite(4, 4, 7, 8, NanCode::AllOnes, 0b1110),
             Format::E3m2 => finite(3, 3, 3, 6, NanCode::None, 0b111),
@@ -366,7 +373,7 @@ impl Format {
         let s = self.spec();
         let top = (1i32 << s.exponent_bits) - 1;
         // IEEE formats reserve the top exponent for inf/NaN; E4M3 uses it for numbers.
-        (if s.has_inf { top - 1 } else { top }) - s.bias
+        (if s.has_inf() { top - 1 } else { top }) - s.bias
     }
     /// Exponent of the last bit of the smallest subnormal (the format's quantum floor).
     #[inline]
@@ -390,7 +397,7 @@ impl Format {
         self.precision() - 1
     }
     #[inline]
-    fn sign_bit(self) -> u64 {
+    pub(crate) fn sign_bit(self) -> u64 {
         1u64 << (self.storage_bits() - 1)
     }
 
@@ -419,7 +426,7 @@ impl Format {
             NanCode::None => false,
         };
         if special {
-            let class = if !s.has_inf || frac != 0 { Class::Nan } else { Class::Inf };
+            let class = if !s.has_inf() || frac != 0 { Class::Nan } else { Class::Inf };
             let sig = if class == Class::Nan { frac } else { 0 };
             return Decoded { class, neg, sig, exp: 0 };
         }
@@ -494,7 +501,7 @@ impl Format {
             return self.max_finite_bits(neg);
         }
         let s = self.spec();
-        if !s.has_inf {
+        if !s.has_inf() {
             return self.nan_bits(neg, u64::MAX);
         }
         let e = ((1u64 << s.exponent_bits) - 1) << (self.frac_shift() + self.frac_bits());
@@ -513,7 +520,7 @@ impl Format {
         }
         let fb = self.frac_bits();
         let fmask = (1u64 << fb) - 1;
-        let frac = if s.has_inf {
+        let frac = if s.has_inf() {
             // Quiet NaN: the top fraction bit set.
             (payload & fmask) | (1u64 << (fb - 1))
         } else {
