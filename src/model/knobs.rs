@@ -63,8 +63,7 @@ pub fn knobs_for(a_fmt: Format) -> Vec<Knob> {
 
 /// A model holding exactly this arithmetic for every input format.
 pub fn model_of(name: &str, arith: &Arithmetic) -> Result<Model, String> {
-    let table = toml::Table::try_from(arith).map_err(|e| e.to_string())?;
-    Model::from_toml(name, &table.to_string()).map_err(|e| e.to_string())
+    Model::from_arithmetic(name, arith).map_err(|e| e.to_string())
 }
 
 /// Every model one knob change away from `model`'s arithmetic for `a_fmt` inputs, as

@@ -452,6 +452,17 @@ impl Model {
         Ok(arith)
     }
 
+    /// A model of one arithmetic for every input format (no variants), as `from_toml` would
+    /// read it from that arithmetic's TOML, without the text round trip and one resolution per
+    /// format: discovery builds one for each of up to millions of candidates.
+    pub fn from_arithmetic(name: &str, arith: &Arithmetic) -> Result<Model, ModelError> {
+        let invalid = |message: String| ModelError::Invalid { name: name.to_string(), message };
+        arith.check().map_err(|e| invalid(e.to_string()))?;
+        let base = toml::Table::try_from(arith).map_err(|e| invalid(e.to_string()))?;
+        let resolved = Format::ALL.into_iter().chain(Format::INTEGERS).map(|f| (f, arith.clone())).collect();
+        Ok(Model { name: name.to_string(), description: String::new(), sources: vec![], schedule: None, base, variants: BTreeMap::new(), resolved })
+    }
+
     /// This model with some knobs replaced (a TOML table merged into the top level, e.g.
     /// `blocks = { width = 8 }`), named `name`.
     pub fn with_overrides(&self, name: &str, over: &toml::Table) -> Result<Model, ModelError> {
@@ -543,6 +554,24 @@ fn merge(base: &mut toml::Table, over: &toml::Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_from_an_arithmetic_reads_as_its_toml_would() {
+        // Every embedded architecture model's arithmetic, built directly and through its TOML
+        // text, gives the same arithmetic for every input format; an invalid one is refused.
+        for name in embedded_arch_model_names() {
+            let arith = Model::load(name).unwrap().arithmetic(Format::F16).clone();
+            let direct = Model::from_arithmetic("x", &arith).unwrap();
+            let text = Model::from_toml("x", &toml::Table::try_from(&arith).unwrap().to_string()).unwrap();
+            for f in Format::ALL.into_iter().chain(Format::INTEGERS) {
+                assert_eq!(direct.arithmetic(f), text.arithmetic(f), "{name}, {f}");
+            }
+        }
+        let mut bad = Model::load("h100").unwrap().arithmetic(Format::F16).clone();
+        (bad.blocks.width, bad.blocks.interleave) = (4, 4);
+        assert!(Model::from_arithmetic("x", &bad).is_err());
+        assert!(Model::from_toml("x", &toml::Table::try_from(&bad).unwrap().to_string()).is_err());
+    }
 
     #[test]
     fn every_embedded_model_loads_and_variants_override() {
