@@ -116,7 +116,7 @@ impl<'a> Checks<'a> {
 
     /// Order the checks from a sample of the models to be checked: every sampled model runs
     /// every check (timed), then greedily the check that refutes the most still-standing
-    /// sampled models per second goes next. Checks that refute none keep their order, last.
+    /// sampled models per second goes next, until none stands; the other checks follow.
     fn calibrate(&mut self, sample: &[Emulator]) {
         let n = self.order.len();
         let runs: Vec<Vec<(bool, f64)>> = sample
