@@ -114,6 +114,17 @@ impl<'a> Checks<'a> {
         space::emulator(arith).is_some_and(|e| self.order.iter().all(|&c| self.passes_one(&e, c)))
     }
 
+    /// These checks ordered for checking `items` (models, as `model_of` builds them): by a
+    /// sample of them (`calibrate`) when there are many; with few, calibrating would check
+    /// most of them twice, so the order stays.
+    fn ordered_for<T: Clone>(mut self, items: &[T], seed: u64, model_of: impl Fn(&T) -> Option<Arithmetic>) -> Self {
+        if items.len() > 4 * CALIBRATION {
+            let sample: Vec<Emulator> = sample_of(items, CALIBRATION, seed).iter().filter_map(|x| model_of(x).and_then(|a| space::emulator(&a))).collect();
+            self.calibrate(&sample);
+        }
+        self
+    }
+
     /// Order the checks from a sample of the models to be checked: every sampled model runs
     /// every check (timed), then greedily the check that refutes the most still-standing
     /// sampled models per second goes next, until none stands; the other checks follow.
@@ -253,8 +264,7 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
             if full_alive.is_none() {
                 // The core survivors look alike on these inputs: cross them with the special knobs.
                 let pairs: Vec<(Point, Point)> = core_alive.iter().flat_map(|c| space::points(&special_axes, path.terms()).into_iter().map(move |s| (c.clone(), s))).collect();
-                let mut checks = Checks::new(&recorded, &plain, false, &all_sentinels);
-                checks.calibrate(&sample_of(&pairs, CALIBRATION, draw).iter().filter_map(|(c, s)| at(c, Some(s)).and_then(|a| space::emulator(&a))).collect::<Vec<_>>());
+                let checks = Checks::new(&recorded, &plain, false, &all_sentinels).ordered_for(&pairs, draw, |(c, s)| at(c, Some(s)));
                 let (kept, left) = filter_until(&pairs, deadline, |(c, s)| at(c, Some(s)).is_some_and(|a| checks.passes(&a)));
                 let empty = kept.is_empty();
                 full_alive = Some(kept);
@@ -287,15 +297,13 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         // Checked models come first in the survivors, so the best one is always checked.
         unchecked = match &mut full_alive {
             None => {
-                let mut checks = Checks::new(&new, &new_plain, true, &round_sentinels);
-                checks.calibrate(&sample_of(&core_alive, CALIBRATION, draw).iter().filter_map(|c| at(c, None).and_then(|a| space::emulator(&a))).collect::<Vec<_>>());
+                let checks = Checks::new(&new, &new_plain, true, &round_sentinels).ordered_for(&core_alive, draw, |c| at(c, None));
                 let (kept, left) = filter_until(&core_alive, deadline, |c| at(c, None).is_some_and(|a| checks.passes(&a)));
                 core_alive = kept;
                 left
             }
             Some(full) => {
-                let mut checks = Checks::new(&new, &new_plain, false, &round_sentinels);
-                checks.calibrate(&sample_of(full, CALIBRATION, draw).iter().filter_map(|(c, s)| at(c, Some(s)).and_then(|a| space::emulator(&a))).collect::<Vec<_>>());
+                let checks = Checks::new(&new, &new_plain, false, &round_sentinels).ordered_for(full, draw, |(c, s)| at(c, Some(s)));
                 let (kept, left) = filter_until(full, deadline, |(c, s)| at(c, Some(s)).is_some_and(|a| checks.passes(&a)));
                 *full = kept;
                 left
