@@ -68,8 +68,9 @@ def models(kind: Optional[str] = None) -> list:
 
 
 def learned_shapes(model: str = "sm90:cublas.gemm.f32.f16.f16.f32") -> list:
-    """The GEMM shapes a library model's table learned on the GPU, as (m, n, k, beta, kernel):
-    :func:`matmul` runs these without ``config=``; beta 1 is ``torch.addmm`` with a full C."""
+    """The GEMM shapes a library model's table learned on the GPU, as (m, n, k, beta, kernel),
+    sorted by (m, n, k, beta): :func:`matmul` runs these without ``config=``; beta 1 is
+    ``torch.addmm`` with a full C."""
     return _native.learned_shapes(model)
 
 

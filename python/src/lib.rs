@@ -210,11 +210,14 @@ fn model_kind(model: &str) -> PyResult<&'static str> {
     Ok(if m.schedule.is_some() { "library" } else { "instruction" })
 }
 
-/// The shapes a library model's table learned: (m, n, k, beta, the kernel configuration).
+/// The shapes a library model's table learned, sorted by (m, n, k, beta): (m, n, k, beta, the
+/// kernel configuration). Sorted, so the same model gives the same list in every process.
 #[pyfunction]
 fn learned_shapes(model: &str) -> PyResult<Vec<(usize, usize, usize, u8, String)>> {
     let lm = library(model)?;
-    Ok(lm.table.iter().map(|((m, n, k, beta), c)| (m, n, k, beta as u8, c.to_log())).collect())
+    let mut shapes: Vec<_> = lm.table.iter().map(|((m, n, k, beta), c)| (m, n, k, beta as u8, c.to_log())).collect();
+    shapes.sort_unstable_by_key(|s| (s.0, s.1, s.2, s.3));
+    Ok(shapes)
 }
 
 /// A path's formats and kind, where `name` is `ARCH:PATH` of a known instruction:

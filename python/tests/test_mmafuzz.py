@@ -109,8 +109,10 @@ def test_unlearned_shape_is_said_not_guessed():
     assert issubclass(mmafuzz.UnlearnedShape, mmafuzz.MmafuzzError)
     # F.linear's bias epilogue runs other kernels than torch.mm: the table's are not used for it.
     # (n > 1 and k > 1: with n = 1 or k = 1 torch's F.linear is addmm, whose kernels the table
-    # has; the table's order is a hash map's, so sorted for the same pick every run.)
-    m, n, k, beta, _ = next(s for s in sorted(mmafuzz.learned_shapes()) if s[3] == 0 and s[1] > 1 and s[2] > 1 and s[0] * s[1] * s[2] < 100_000)
+    # has.) The list comes sorted, so the pick is the same every run.
+    shapes = mmafuzz.learned_shapes()
+    assert [s[:4] for s in shapes] == sorted(s[:4] for s in shapes) and len(shapes) > 100
+    m, n, k, beta, _ = next(s for s in shapes if s[3] == 0 and s[1] > 1 and s[2] > 1 and s[0] * s[1] * s[2] < 100_000)
     x, w = np.ones((m, k), np.float16), np.ones((k, n), np.float16)
     assert mmafuzz.matmul(x, w).shape == (m, n)
     with pytest.raises(mmafuzz.UnlearnedShape, match="bias"):

@@ -52,6 +52,7 @@
 use super::gpu::{Gpu, GpuError};
 use super::lt_log::TraceLine;
 use crate::format::Format;
+use crate::library::gemm::{bias_as_c, linear_takes_epilogue};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -385,20 +386,25 @@ impl LibraryExecutor {
         let up = |v: &[u64], f: Format, what: &str| s.clone_htod(&to_bytes(v, f)).map_err(|source| GpuError::Cuda { what: format!("copying {what} to the GPU"), source });
         let a_dev = up(&g.a, path.a_fmt, "A")?;
         let b_dev = up(&b_stored, path.b_fmt, "B")?;
-        // The result starts as C (addmm copies C into it), as the broadcast bias where the bias
-        // is not fused, else zeros (torch.empty: never read with β = 0).
-        let lt_bias = g.bias.is_some() && n > 1 && k > 1;
-        let d_init: Vec<u64> = match (&g.c, &g.bias) {
-            (Some(c), _) => c.clone(),
-            (None, Some(bias)) if !lt_bias => (0..m).flat_map(|_| bias.iter().copied()).collect(),
-            _ => vec![0; m * n],
-        };
-        let mut d_dev = up(&d_init, path.d_fmt, "the result")?;
-        let bias_dev = match &g.bias {
-            Some(b) if lt_bias => Some(up(b, path.d_fmt, "the bias")?),
+        // F.linear without the epilogue is addmm with the bias broadcast into C (the emulator's
+        // rule, `Gemm::as_torch_linear`); B stays stored as F.linear's weight.
+        let addmm_c = match &g.bias {
+            Some(bias) if !linear_takes_epilogue(n, k) => Some(bias_as_c(m, bias)),
             _ => None,
         };
-        let beta_one = g.c.is_some() || (g.bias.is_some() && !lt_bias);
+        let (c, bias) = match addmm_c {
+            Some(c) => (Some(c), None),
+            None => (g.c.clone(), g.bias.as_ref()),
+        };
+        // The result starts as C (addmm copies C into it), else zeros (torch.empty: never read
+        // with β = 0).
+        let beta_one = c.is_some();
+        let d_init = c.unwrap_or_else(|| vec![0; m * n]);
+        let mut d_dev = up(&d_init, path.d_fmt, "the result")?;
+        let bias_dev = match bias {
+            Some(b) => Some(up(b, path.d_fmt, "the bias")?),
+            None => None,
+        };
         drain_log();
         if scaled {
             self.scaled_mm(path, g, &a_dev, &b_dev, &mut d_dev)?;

@@ -39,13 +39,22 @@ impl Gemm {
     /// 74 with m = 1 another one (the epilogue's).
     pub fn as_torch_linear(self) -> Gemm {
         match self.bias {
-            Some(bias) if self.n == 1 || self.k == 1 => {
-                let c = (0..self.m).flat_map(|_| bias.iter().copied()).collect();
-                Gemm { c: Some(c), bias: None, ..self }
-            }
+            Some(bias) if !linear_takes_epilogue(self.n, self.k) => Gemm { c: Some(bias_as_c(self.m, &bias)), bias: None, ..self },
             _ => self,
         }
     }
+}
+
+/// Whether PyTorch 2.11's `F.linear` with a bias reaches cuBLASLt's bias epilogue at n output
+/// features and depth k (`isInputCompliesAddmmCudaLt` looks at the weight, n×k, only); else
+/// `addmm` runs with the bias broadcast into C (`Gemm::as_torch_linear`, the GPU executor).
+pub fn linear_takes_epilogue(n: usize, k: usize) -> bool {
+    n > 1 && k > 1
+}
+
+/// The bias (n elements) repeated over m rows: C as `addmm` broadcasts it.
+pub fn bias_as_c(m: usize, bias: &[u64]) -> Vec<u64> {
+    (0..m).flat_map(|_| bias.iter().copied()).collect()
 }
 
 #[derive(Debug, thiserror::Error)]

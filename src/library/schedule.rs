@@ -221,6 +221,11 @@ pub struct SliceRule {
     /// own part of K.
     #[serde(default)]
     pub lanes_across_slices: bool,
+    /// Each k of a slice is a lane of its own (one rounded product), so a slice has as many
+    /// lanes as it holds k, added by `lanes_combine` (gemvx with 528 slices, customOption 73:
+    /// slices of ceil(K / 528) k, a butterfly over them). Overrides `lanes` and `lane_deal`.
+    #[serde(default)]
+    pub lane_per_k: bool,
     #[serde(default)]
     pub lanes_combine: Combine,
     /// Only with (true) or without (false) split-K; None: both.
@@ -279,6 +284,11 @@ fn one() -> usize {
 }
 
 impl SliceRule {
+    /// A GEMV-like kernel's rule: K spread over lanes (`lanes` or `lane_per_k`).
+    fn is_lane_rule(&self) -> bool {
+        self.lanes.is_some() || self.lane_per_k
+    }
+
     /// How many of `splits` slices run at this K (fewer with `slices_fill_k` when K is short).
     fn slices_run(&self, k: usize, splits: usize) -> usize {
         let per = self.lanes.unwrap_or(1) * self.lane_deal.max(1);
@@ -388,7 +398,7 @@ impl ScheduleRules {
         if let Some(why) = rule.and_then(|r| r.declined.as_ref()) {
             return Err(PlanError::Unmodelled { algo: config.algo, config: format!("{config}: {why}") });
         }
-        if gemv && rule.is_some_and(|r| r.lanes.is_none()) {
+        if gemv && rule.is_some_and(|r| !r.is_lane_rule()) {
             return Err(PlanError::Unmodelled { algo: config.algo, config: format!("{config}: a [[schedule.gemv]] rule without lanes") });
         }
         // An algorithm listed as unmodelled is modelled where a rule names it (a lane rule, or a
@@ -409,13 +419,13 @@ impl ScheduleRules {
         let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every };
         match config.split_k {
             1 => {
-                return Ok(match rule.filter(|r| r.lanes.is_some()) {
+                return Ok(match rule.filter(|r| r.is_lane_rule()) {
                     Some(r) => Self::lanes_plan(r, vec![0..k], k, Reduction::None, residue_first, chain, c_add),
                     None => whole(Reduction::None),
                 })
             }
             -1 => {
-                if let Some(r) = rule.filter(|r| r.lanes.is_some() && r.runtime_split_same) {
+                if let Some(r) = rule.filter(|r| r.is_lane_rule() && r.runtime_split_same) {
                     return Ok(Self::lanes_plan(r, vec![0..k], k, Reduction::None, residue_first, chain, c_add));
                 }
                 let Some(r) = self.runtime_split.iter().find(|r| r.algos.contains(&config.algo)) else {
@@ -450,7 +460,7 @@ impl ScheduleRules {
         if body < k {
             contiguous.push(body..k);
         }
-        if rule.lanes.is_some() {
+        if rule.is_lane_rule() {
             if rule.lanes_across_slices {
                 let used = rule.slices_run(k, splits);
                 return Ok(Self::lanes_plan(rule, vec![0..k; used], k, config.reduction, residue_first, chain, c_add));
@@ -473,16 +483,24 @@ impl ScheduleRules {
     /// A GEMV-like kernel's plan: each slice's lanes (or, across slices, every lane of `k`)
     /// are chains; lanes add by `lanes_combine`, slices by `combine`.
     fn lanes_plan(rule: &SliceRule, slices: Vec<Range<usize>>, k: usize, reduction: Reduction, residue_first: Option<usize>, chain: usize, c_add: CAdd) -> Plan {
-        let lanes = rule.lanes.expect("a lane rule");
+        let lanes = rule.lanes.unwrap_or(1);
         if let (Some(block), false) = (rule.lane_blocks, rule.lanes_across_slices) {
             return Self::blocked_lanes_plan(rule, lanes, block, &slices, reduction, residue_first, chain, c_add);
         }
-        let chains: Vec<Vec<Range<usize>>> = if rule.lanes_across_slices {
-            lane_chains(0..k, lanes * slices.len(), rule.lane_deal, None)
+        // Each slice's lanes, one chain each.
+        let by_slice: Vec<Vec<Vec<Range<usize>>>> = if rule.lanes_across_slices {
+            lane_chains(0..k, lanes * slices.len(), rule.lane_deal, None).chunks(lanes).map(<[_]>::to_vec).collect()
+        } else if rule.lane_per_k {
+            slices.iter().map(|s| s.clone().map(|k| vec![k..k + 1]).collect()).collect()
         } else {
-            slices.iter().flat_map(|s| lane_chains(s.clone(), lanes, rule.lane_deal, rule.lane_chunk_max)).collect()
+            slices.iter().map(|s| lane_chains(s.clone(), lanes, rule.lane_deal, rule.lane_chunk_max)).collect()
         };
-        let per_slice = (0..chains.len() / lanes).map(|s| SumTree::over(s * lanes, lanes, rule.lanes_combine)).collect();
+        let mut per_slice = Vec::with_capacity(by_slice.len());
+        let mut chains = vec![];
+        for lanes_of in by_slice {
+            per_slice.push(SumTree::over(chains.len(), lanes_of.len(), rule.lanes_combine));
+            chains.extend(lanes_of);
+        }
         let sum = SumTree::combine(per_slice, rule.combine);
         Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every }
     }
@@ -670,6 +688,27 @@ mod tests {
         assert_eq!((p.slices.len(), p.slices[5].clone()), (32, vec![5..6, 37..38]), "lane k mod 32 over all 8 slices");
         assert!(p.sum.as_ref().unwrap().show().starts_with("((((((0+2)+(1+3))+((16+18)+(17+19)))+"));
         assert!(matches!(r.plan(1, 128, 100, &KernelConfig::from_log("algoId=13 customOption=7").unwrap()), Err(PlanError::Unmodelled { algo: 13, .. })));
+    }
+
+    /// gemvx with 528 slices (customOption 73, FPRev 1x1x600 ... 1x1x4096 on the H100): slices of
+    /// ceil(K / 528) k, each k a lane of its own, a butterfly over the slice, the slices in order.
+    #[test]
+    fn a_lane_per_k_makes_each_slice_a_butterfly_over_its_k() {
+        let mut r = rules();
+        r.unmodelled = vec![13];
+        r.gemv.push(toml::from_str("algos = [13]\ncustom_options = [73]\nsplit = true\nlane_per_k = true\nlanes_combine = \"butterfly\"\nmultiple = 1").unwrap());
+        let cfg = KernelConfig::from_log("algoId=13 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=528 customOption=73").unwrap();
+        let p = r.plan(1, 1, 4096, &cfg).unwrap();
+        assert_eq!(p.slices.len(), 4096, "one chain per k");
+        assert!(p.slices.iter().enumerate().all(|(k, c)| *c == vec![k..k + 1]));
+        let tree = p.sum.as_ref().unwrap().show();
+        let first = "0+4)+(2+6))+((1+5)+(3+7)))+(((8+12)+(10+14))+((9+13)+(11+15))))+(((16+20)";
+        assert!(tree.trim_start_matches('(').starts_with(first), "{}", &tree[..600]);
+        // K = 1200: slices of 3 (400 of the 528), a butterfly over 3 lanes: (0+2)+1.
+        let tree = r.plan(1, 1, 1200, &cfg).unwrap().sum.unwrap().show();
+        assert!(tree.trim_start_matches('(').starts_with("0+2)+1)+((3+5)+4))+((6+8)+7))"), "{}", &tree[..440]);
+        // Up to K = 528 every slice is one k: the products in k order.
+        assert!(r.plan(1, 1, 100, &cfg).unwrap().sum.unwrap().show().trim_start_matches('(').starts_with("0+1)+2)+3)+4)"));
     }
 
     /// sgemm_largek (algorithm 10) on the H100: tile 64x8 chains the last K mod 8 k on their own
