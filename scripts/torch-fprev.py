@@ -5,7 +5,8 @@
     python3 scripts/torch-fprev.py OUT.json[.gz] --specs FILE ...   (specs one per line)
 
 SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32, f16 (K <= 8), bf16 (K <= 257),
-f32.linear, tf32.linear, f64.linear, bf16.linear (F.linear with a zero bias; see `PATHS`), ANCHORS
+f32.linear, tf32.linear, f64.linear, bf16.linear (F.linear with a zero bias; see `PATHS`), f16.addmm
+(torch.addmm with beta = 1 and a large alpha: f16 D at K <= 2049; see `PATHS`), ANCHORS
 `all`, a comma list of k positions, `spread:N` (N positions over 0..K-1: 0, 1, K/2, K-1, a few
 around multiples of 32 and 64, the rest evenly spaced) or `starts:D` (t and t+1 for every t = 0, D, 2D, ... below K, and K-1: with `@`, count(t, t+1) shows
 where each chain over D-deep k-tiles starts, i.e. split-K segments, in a few GEMMs) or
@@ -63,15 +64,24 @@ PATHS = {
 # own kernel choice; adding +0 leaves the counts as they are.
 for _p in ("f32", "tf32", "f64", "bf16"):
     PATHS[_p + ".linear"] = PATHS[_p]
+# PATH.addmm: torch.addmm(0, A, B, beta=1, alpha=ALPHA) (the beta = 1 GEMM, whose kernels differ
+# from torch.mm's), D = alpha * sum. f16.addmm reads the tree of f16-D kernels at any K <= 2049:
+# a = 2^-24 (f16's least subnormal, exact in the f32 accumulator), s = a^2 = 2^-48, M = BIG a =
+# 2^-9 absorbs up to 2^15 tiny terms, and alpha = 2^48 brings D = K - count to integers that f16
+# holds exactly up to 2048 (f16.f32 and f16 need M/s > 2^25 K, which f16's range caps at K <= 8).
+PATHS["f16.addmm"] = ("float16", "float16", False, 2.0 ** -24, 2.0 ** 15, 24)
+ALPHA = {"f16.addmm": 2.0 ** 48}
 
 CHILD = r'''
 import torch, sys, json
 jobs = json.load(open(sys.argv[1]))
-for din, dout, tf32, m, n, k, linear in jobs:
+for din, dout, tf32, m, n, k, linear, alpha in jobs:
     torch.backends.cuda.matmul.allow_tf32 = tf32
     a = torch.zeros(m, k, dtype=getattr(torch, din), device="cuda")
     b = torch.zeros(k, n, dtype=getattr(torch, din), device="cuda")
-    if linear:
+    if alpha is not None:
+        d = torch.addmm(torch.zeros(m, n, dtype=getattr(torch, dout), device="cuda"), a, b, beta=1, alpha=alpha)
+    elif linear:
         d = torch.nn.functional.linear(a, b.t().contiguous(), torch.zeros(n, dtype=getattr(torch, dout), device="cuda"))
     else:
         d = torch.mm(a, b) if din == dout else torch.mm(a, b, out_dtype=getattr(torch, dout))
@@ -95,7 +105,7 @@ def configs(specs):
     jobs = []
     for path, m, n, k, _, _ in specs:
         din, dout, tf32 = PATHS[path][:3]
-        jobs.append([din, dout, tf32, m, n, k, path.endswith(".linear")])
+        jobs.append([din, dout, tf32, m, n, k, path.endswith(".linear"), ALPHA.get(path)])
     with open(jf, "w") as f:
         json.dump(jobs, f)
     env = dict(os.environ, CUBLASLT_LOG_LEVEL="5", CUBLASLT_LOG_FILE=log)
@@ -207,6 +217,10 @@ def probe(torch, path, m, n, k, anchors, probes=None):
     if path.endswith(".linear"):
         zero_bias = torch.zeros(n, dtype=dout, device=dev)
         mm = lambda: torch.nn.functional.linear(A, B.t().contiguous(), zero_bias)
+    if path in ALPHA:
+        zero_c, alpha = torch.zeros(m, n, dtype=dout, device=dev), ALPHA[path]
+        mm = lambda: torch.addmm(zero_c, A, B, beta=1, alpha=alpha)
+        s = s * alpha
     torch.cuda.synchronize()
     t0 = time.time()
     g = 0

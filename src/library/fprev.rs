@@ -51,9 +51,10 @@ pub fn parse(text: &[u8]) -> Result<Vec<Probe>, serde_json::Error> {
     Ok(serde_json::from_slice::<File>(text)?.probes)
 }
 
-/// The library path a probe's script path name stands for.
+/// The library path a probe's script path name stands for (`PATH.linear`: through F.linear;
+/// `PATH.addmm`: through torch.addmm with β = 1, the same schedule rules as torch.mm's).
 pub fn library_path(script_path: &str) -> Option<&'static str> {
-    Some(match script_path.trim_end_matches(".linear") {
+    Some(match script_path.trim_end_matches(".linear").trim_end_matches(".addmm") {
         "f64" => "cublas.gemm.f64.f64.f64.f64",
         "f32" => "cublas.gemm.f32.f32.f32.f32",
         "tf32" => "cublas.gemm.f32.tf32.tf32.f32",
@@ -199,6 +200,14 @@ mod tests {
         p.promote_every = Some(4);
         let mut c = Counts::new(&p, 10);
         assert_eq!((c.count(0, 3), c.count(5, 6), c.count(1, 5), c.count(0, 9), c.count(4, 8)), (4, 3, 8, 10, 10));
+    }
+
+    #[test]
+    fn script_paths_name_library_paths_and_calls() {
+        assert_eq!(library_path("f16.addmm"), Some("cublas.gemm.f16.f16.f16.f16"));
+        assert_eq!(library_path("tf32.linear"), Some("cublas.gemm.f32.tf32.tf32.f32"));
+        assert_eq!(library_path("f8"), None);
+        assert!(through_linear("f64.linear") && !through_linear("f16.addmm") && !through_linear("f16"));
     }
 
     #[test]
