@@ -272,7 +272,7 @@ fn fprev(files: &[PathBuf], model: Option<&str>, keep: usize) -> anyhow::Result<
                     continue;
                 }
             };
-            let a = fprev::compare(&plan, probe, keep);
+            let a = fprev::compare(&plan, probe, keep, lm.fused_width(&plan));
             all_agree &= a.agree == a.pairs;
             let misses: Vec<String> = a.misses.iter().map(|m| format!("({}, {}): GPU {}, model {}", m.q, m.p, m.measured, m.model)).collect();
             println!(

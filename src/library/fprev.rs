@@ -32,7 +32,9 @@ pub struct Probe {
     #[serde(default)]
     pub probes: Option<Vec<usize>>,
     /// count(q, p) per anchor q and probed p; negative: no measurement (q = p, not an integer,
-    /// not finite).
+    /// not finite). A count below 2 or above K is no tree's (two leaves' smallest subtree holds
+    /// 2 to K of them): a failed measurement, skipped like a negative one (f16 inputs at K =
+    /// 32768 leave such rows where M no longer absorbs the count).
     #[serde(default)]
     pub counts: Option<Vec<Vec<i64>>>,
     #[serde(default)]
@@ -97,12 +99,17 @@ pub struct Counts<'a> {
     weights: Vec<usize>,
     /// A chain restarts from +0 every this many terms (its stretches added in order).
     promote: Option<usize>,
+    /// A chain adds this many products in one fused step (its instruction's block width).
+    width: usize,
+    /// A slice's partial first k-tile: where the chain's blocks start after it.
+    residue_first: Option<usize>,
     sum: Option<&'a super::tree::SumTree>,
     cache: HashMap<(usize, usize), usize>,
 }
 
 impl<'a> Counts<'a> {
-    pub fn new(plan: &'a Plan, k: usize) -> Counts<'a> {
+    /// `width`: products per fused step of the plan's chain (`LibraryModel::fused_width`).
+    pub fn new(plan: &'a Plan, k: usize, width: usize) -> Counts<'a> {
         let mut at = vec![(usize::MAX, 0); k];
         let mut weights = Vec::with_capacity(plan.slices.len());
         for (c, chain) in plan.slices.iter().enumerate() {
@@ -115,7 +122,23 @@ impl<'a> Counts<'a> {
             }
             weights.push(pos);
         }
-        Counts { at, weights, promote: plan.promote_every, sum: plan.sum.as_ref(), cache: HashMap::new() }
+        Counts { at, weights, promote: plan.promote_every, width: width.max(1), residue_first: plan.residue_first, sum: plan.sum.as_ref(), cache: HashMap::new() }
+    }
+
+    /// How many terms of a chain of `len` the fused step that adds its term `t` holds: every
+    /// term up to the end of t's block. The blocks are `width` wide; a partial first k-tile
+    /// (`residue_first`) is padded with zeros to a whole tile, so the blocks after it start
+    /// on the tile's boundaries, as the emulator runs it.
+    fn through_block_of(&self, t: usize, len: usize) -> usize {
+        let w = self.width;
+        let (head, pad) = match self.residue_first {
+            Some(kt) if len % kt != 0 && len > kt => (len % kt, kt - len % kt),
+            _ => (len, 0),
+        };
+        let padded = if t < head { t } else { t + pad };
+        let end = (padded / w + 1) * w;
+        // Terms whose padded position lies before the block's end.
+        end.min(head) + end.saturating_sub(pad).min(len).saturating_sub(head)
     }
 
     /// count(q, p) under the plan.
@@ -128,7 +151,7 @@ impl<'a> Counts<'a> {
                 // stretch end (the stretches are added to the running sum in order).
                 Some(s) if lo / s == hi / s => hi - hi / s * s + 1,
                 Some(s) => ((hi / s + 1) * s).min(self.weights[cq]),
-                None => hi + 1,
+                None => self.through_block_of(hi, self.weights[cq]),
             };
         }
         let key = (cq.min(cp), cq.max(cp));
@@ -146,14 +169,15 @@ impl<'a> Counts<'a> {
 }
 
 /// Compares a probe's counts with `plan` (for the probe's m, n, k); keeps up to `keep` misses.
-pub fn compare(plan: &Plan, probe: &Probe, keep: usize) -> Agreement {
-    let mut model = Counts::new(plan, probe.k);
+/// `width`: products per fused step of the plan's chain (`LibraryModel::fused_width`).
+pub fn compare(plan: &Plan, probe: &Probe, keep: usize, width: usize) -> Agreement {
+    let mut model = Counts::new(plan, probe.k, width);
     let mut out = Agreement::default();
     let Some(counts) = &probe.counts else { return out };
     let probed: Vec<usize> = probe.probes.clone().unwrap_or_else(|| (0..probe.k).collect());
     for (&q, row) in probe.anchors.iter().zip(counts) {
         for (&p, &measured) in probed.iter().zip(row) {
-            if measured < 0 || q == p || q >= probe.k || p >= probe.k {
+            if measured < 2 || measured > probe.k as i64 || q == p || q >= probe.k || p >= probe.k {
                 continue;
             }
             out.pairs += 1;
@@ -187,19 +211,38 @@ mod tests {
     fn counts_follow_chains_and_the_tree() {
         // Two lanes dealing k alternately (k even in chain 0, odd in chain 1), then added.
         let p = plan(vec![vec![0..1, 2..3, 4..5], vec![1..2, 3..4, 5..6]], None);
-        let mut c = Counts::new(&p, 6);
+        let mut c = Counts::new(&p, 6, 1);
         assert_eq!(c.count(0, 4), 3); // chain 0's third term
         assert_eq!(c.count(1, 3), 2);
         assert_eq!(c.count(0, 1), 6); // the final addition
         // Four single-term chains added by a butterfly: 0 and 2 meet first.
         let p = plan((0..4).map(|i| vec![i..i + 1]).collect(), Some(SumTree::over(0, 4, Combine::Butterfly)));
-        let mut c = Counts::new(&p, 4);
+        let mut c = Counts::new(&p, 4, 1);
         assert_eq!((c.count(0, 2), c.count(0, 1), c.count(3, 1)), (2, 4, 2));
         // One chain of 10 restarting every 4 (gemmSN's 128-k stretches, FPRev on the H100).
         let mut p = plan(vec![vec![0..10]], None);
         p.promote_every = Some(4);
-        let mut c = Counts::new(&p, 10);
+        let mut c = Counts::new(&p, 10, 1);
         assert_eq!((c.count(0, 3), c.count(5, 6), c.count(1, 5), c.count(0, 9), c.count(4, 8)), (4, 3, 8, 10, 10));
+    }
+
+    /// A tensor-core chain adds 8 products per fused step (TF32 algorithm 63 under F.linear,
+    /// FPRev at 32x17x6144: k 0 with any of k 1..7 counts 8, with k 8 counts 16); a partial
+    /// first k-tile shifts the blocks after it to the tile's boundaries.
+    #[test]
+    fn fused_blocks_count_through_the_end_of_their_block() {
+        let p = plan(vec![vec![0..20]], None);
+        let mut c = Counts::new(&p, 20, 8);
+        assert_eq!((c.count(0, 1), c.count(0, 7), c.count(0, 8), c.count(9, 15), c.count(3, 19)), (8, 8, 16, 16, 20));
+        // 20 k in tiles of 16: the first tile holds k 0..4 and 12 zeros (blocks: k 0..4 with
+        // 4 zeros, then zeros only), the second tile k 4..20 in the blocks 4..12 and 12..20.
+        let mut p = plan(vec![vec![0..20]], None);
+        p.residue_first = Some(16);
+        let mut c = Counts::new(&p, 20, 8);
+        assert_eq!((c.count(0, 3), c.count(0, 4), c.count(4, 11), c.count(4, 12), c.count(13, 19)), (4, 12, 12, 20, 20));
+        // Width 1 is the old one-k-at-a-time chain, with or without the residue.
+        let mut c = Counts::new(&p, 20, 1);
+        assert_eq!((c.count(0, 3), c.count(0, 4), c.count(2, 19)), (4, 5, 20));
     }
 
     #[test]
@@ -219,14 +262,15 @@ mod tests {
             n: 1,
             k: 4,
             config: None,
-            anchors: vec![0, 3],
+            anchors: vec![0, 3, 1],
             probes: None,
-            // count(0, p) = p + 1 in one chain; the last row has one wrong count and one -1 (q = p).
-            counts: Some(vec![vec![-1, 2, 3, 4], vec![4, 4, 3, -1]]),
+            // count(0, p) = p + 1 in one chain; the second row has one wrong count and one -1
+            // (q = p); the third only counts no tree has (0, 1, above K): failed measurements.
+            counts: Some(vec![vec![-1, 2, 3, 4], vec![4, 4, 3, -1], vec![0, -1, 1, 5]]),
             skipped: None,
             error: None,
         };
-        let a = compare(&p, &probe, 8);
+        let a = compare(&p, &probe, 8, 1);
         assert_eq!((a.pairs, a.agree), (6, 5));
         assert_eq!(a.misses, vec![Miss { q: 3, p: 2, measured: 3, model: 4 }]);
     }

@@ -61,6 +61,22 @@ pub enum LibraryError {
 }
 
 impl LibraryModel {
+    /// How many products `plan`'s chain adds in one fused step: its instruction's block width
+    /// (8 for sm90's TF32 mma, 1 for the SIMT kernels' FMA chains). FPRev sees the k of one
+    /// block under one node. Blocks dealt in runs (`blocks.interleave`) count as 1 here.
+    pub fn fused_width(&self, plan: &Plan) -> usize {
+        let (model, format) = match plan.chain.checked_sub(1) {
+            None => (&self.chain, self.rules.chain_format()),
+            Some(c) => (&self.variants[c], self.rules.chains[c].chain_inputs.unwrap_or_else(|| self.rules.chain_format())),
+        };
+        let blocks = &model.arithmetic(format).blocks;
+        if blocks.interleave == 0 {
+            blocks.width.max(1)
+        } else {
+            1
+        }
+    }
+
     /// Load by name (`sm90:cublas.gemm.f32.f16.f16.f32`: embedded model and table) or from a
     /// TOML file, with the table from `table` (a `.configs.tsv[.gz]` file) where given.
     pub fn load(name_or_path: &str, table: Option<&std::path::Path>) -> Result<LibraryModel, LibraryError> {

@@ -301,12 +301,14 @@ impl SliceRule {
 }
 
 /// The chains of `lanes` lanes over `ks`: blocks of `deal` consecutive k dealt round robin, or
-/// with `deal` 0 contiguous chunks of ceil(len / lanes).
+/// with `deal` 0 contiguous chunks of ceil(len / lanes), len the slice's nominal length
+/// (ceil(K / splits): split-K's short last slice is chunked like the others, so its last lanes
+/// hold less or nothing; FPRev, bf16 gemvx customOption 92 split 16 at K = 16385).
 /// With `deal` 0 and `chunk_max`, chunks of min(chunk_max, ceil(len / lanes)) dealt round robin.
-fn lane_chains(ks: Range<usize>, lanes: usize, deal: usize, chunk_max: Option<usize>) -> Vec<Vec<Range<usize>>> {
+fn lane_chains(ks: Range<usize>, len: usize, lanes: usize, deal: usize, chunk_max: Option<usize>) -> Vec<Vec<Range<usize>>> {
     let mut chains = vec![vec![]; lanes];
     let step = match deal {
-        0 => ks.len().div_ceil(lanes).min(chunk_max.unwrap_or(usize::MAX)).max(1),
+        0 => len.div_ceil(lanes).min(chunk_max.unwrap_or(usize::MAX)).max(1),
         d => d,
     };
     for (b, start) in ks.clone().step_by(step).enumerate() {
@@ -489,11 +491,12 @@ impl ScheduleRules {
         }
         // Each slice's lanes, one chain each.
         let by_slice: Vec<Vec<Vec<Range<usize>>>> = if rule.lanes_across_slices {
-            lane_chains(0..k, lanes * slices.len(), rule.lane_deal, None).chunks(lanes).map(<[_]>::to_vec).collect()
+            lane_chains(0..k, k, lanes * slices.len(), rule.lane_deal, None).chunks(lanes).map(<[_]>::to_vec).collect()
         } else if rule.lane_per_k {
             slices.iter().map(|s| s.clone().map(|k| vec![k..k + 1]).collect()).collect()
         } else {
-            slices.iter().map(|s| lane_chains(s.clone(), lanes, rule.lane_deal, rule.lane_chunk_max)).collect()
+            let nominal = slices.iter().map(ExactSizeIterator::len).max().unwrap_or(0);
+            slices.iter().map(|s| lane_chains(s.clone(), nominal, lanes, rule.lane_deal, rule.lane_chunk_max)).collect()
         };
         let mut per_slice = Vec::with_capacity(by_slice.len());
         let mut chains = vec![];
@@ -516,7 +519,7 @@ impl ScheduleRules {
             let part = |blocks: &mut dyn Iterator<Item = Range<usize>>| {
                 let mut by_lane: Vec<Vec<Range<usize>>> = vec![vec![]; lanes];
                 for r in blocks {
-                    for (l, c) in lane_chains(r, lanes, rule.lane_deal, None).into_iter().enumerate() {
+                    for (l, c) in lane_chains(r.clone(), r.len(), lanes, rule.lane_deal, None).into_iter().enumerate() {
                         by_lane[l].extend(c);
                     }
                 }
@@ -709,6 +712,23 @@ mod tests {
         assert!(tree.trim_start_matches('(').starts_with("0+2)+1)+((3+5)+4))+((6+8)+7))"), "{}", &tree[..440]);
         // Up to K = 528 every slice is one k: the products in k order.
         assert!(r.plan(1, 1, 100, &cfg).unwrap().sum.unwrap().show().trim_start_matches('(').starts_with("0+1)+2)+3)+4)"));
+    }
+
+    /// Split-K GEMV lanes of contiguous chunks: every slice is chunked by the nominal slice
+    /// length ceil(K / splits), the short last one too (bf16 gemvx customOption 92, split 16 at
+    /// K = 16385: 33-k chunks, the last slice's 1,010 k leave lane 30 with 20 and lane 31 none).
+    #[test]
+    fn split_lanes_chunk_the_short_last_slice_like_the_others() {
+        let mut r = rules();
+        r.unmodelled = vec![13];
+        r.gemv.push(toml::from_str("algos = [13]\ncustom_options = [92]\nlanes = 32\nlane_deal = 0\nlanes_combine = \"butterfly\"\nmultiple = 1").unwrap());
+        let cfg = KernelConfig::from_log("algoId=13 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=16 customOption=92").unwrap();
+        let p = r.plan(1, 63, 16385, &cfg).unwrap();
+        assert_eq!(p.slices.len(), 16 * 32);
+        assert_eq!((p.slices[0].clone(), p.slices[31].clone()), (vec![0..33], vec![1023..1025]));
+        let last = 15 * 32;
+        assert_eq!((p.slices[last].clone(), p.slices[last + 29].clone()), (vec![15375..15408], vec![16332..16365]));
+        assert_eq!((p.slices[last + 30].clone(), p.slices[last + 31].clone()), (vec![16365..16385], vec![]));
     }
 
     /// sgemm_largek (algorithm 10) on the H100: tile 64x8 chains the last K mod 8 k on their own
