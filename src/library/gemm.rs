@@ -7,7 +7,7 @@ use super::schedule::{CAdd, InputConversion, Plan, PlanError};
 use super::LibraryModel;
 use crate::case::MmaCase;
 use crate::format::{Class, Format, Overflow, Rounding};
-use crate::model::{Emulator, EmulatorError};
+use crate::model::{Emulator, EmulatorError, NanOutput};
 use std::ops::Range;
 
 /// Rows and columns of D emulated together: B's operands are prepared once per block of
@@ -179,18 +179,18 @@ impl<'a> LibraryEmulator<'a> {
         let (compute, output) = (r.compute, r.output);
         let c = g.c.as_ref().map(|c| output.to_f64(c[i * g.n + j]));
         let bias = g.bias.as_ref().map(|b| output.to_f64(b[j]));
-        let round_out = |x: f64| output.to_f64(round_to(output, x));
+        let round_out = |x: f64| output.to_f64(self.to_output(x));
         match plan.reduction {
             // Serial split-K in the output buffer: the first slice writes its epilogue result,
             // each later one adds its partial sum to what D holds and writes it back rounded.
             Reduction::Inplace => {
                 let first = if plan.bias_last { c } else { c.or(bias) };
-                let mut d = round_to(output, self.epilogue(partials[0], first, CAdd::Compute));
+                let mut d = self.to_output(self.epilogue(partials[0], first, CAdd::Compute));
                 for &p in &partials[1..] {
-                    d = round_to(output, add(compute, output.to_f64(d), p));
+                    d = self.to_output(add(compute, output.to_f64(d), p));
                 }
                 match bias {
-                    Some(b) if plan.bias_last => round_to(output, add(compute, output.to_f64(d), b)),
+                    Some(b) if plan.bias_last => self.to_output(add(compute, output.to_f64(d), b)),
                     _ => d,
                 }
             }
@@ -217,8 +217,22 @@ impl<'a> LibraryEmulator<'a> {
                     (false, true) if reduction == Reduction::OutputType => r.output_type_bias,
                     _ => CAdd::Compute,
                 };
-                round_to(output, self.epilogue(sum, c.or(bias), c_add))
+                self.to_output(self.epilogue(sum, c.or(bias), c_add))
             }
+        }
+    }
+
+    /// A value (exact in the compute format) rounded into D's format; a NaN as the model's
+    /// `output_nan` says.
+    fn to_output(&self, x: f64) -> u64 {
+        let out = self.model.rules.output;
+        if !x.is_nan() {
+            return round_to(out, x);
+        }
+        match self.model.rules.output_nan {
+            NanOutput::AllOnes => out.nan_bits(false, u64::MAX),
+            NanOutput::Propagate if out == Format::F64 => x.to_bits(),
+            NanOutput::Propagate | NanOutput::Canonical => out.nan_bits(false, 0),
         }
     }
 
@@ -228,6 +242,9 @@ impl<'a> LibraryEmulator<'a> {
         let r = &self.model.rules;
         match (addend, c_add) {
             (None, _) => sum,
+            // A NaN C (or bias) is the NaN D carries, also where the sum is a NaN of its own
+            // (DGEMM on the H100 writes C's 7ff8000000000000 over the sum's fff8000000000000).
+            (Some(c), CAdd::Compute) if c.is_nan() => c,
             (Some(c), CAdd::Compute) => add(r.compute, sum, c),
             (Some(c), CAdd::Output) => r.output.to_f64(round_to(r.output, sum)) + c,
         }
@@ -336,6 +353,30 @@ mod tests {
         // Without a bias nothing changes.
         let plain = Gemm { bias: None, ..g(3, 1, 4) }.as_torch_linear();
         assert_eq!((plain.c, plain.bias), (None, None));
+    }
+
+    /// NaN in D as cuBLAS writes it on the H100 (scripts/torch-specials.py): every fraction
+    /// bit set for f32 D whatever NaN went in; DGEMM carries the f64 NaN (inf − inf gives
+    /// fff8000000000000) unless C is NaN, whose NaN D then holds.
+    #[test]
+    fn nan_in_d_is_what_the_library_writes() {
+        use crate::library::{KernelConfig, LibraryModel};
+        let run = |name: &str, a: Vec<u64>, b: Vec<u64>, c: Option<Vec<u64>>| {
+            let model = LibraryModel::load(name, None).unwrap();
+            let emu = LibraryEmulator::new(&model);
+            let g = Gemm { m: 1, n: 1, k: a.len(), a, b, c, bias: None };
+            let plan = emu.plan(&g, &KernelConfig::from_log("algoId=13 customOption=83").unwrap()).unwrap();
+            emu.element(&g, &plan, 0, 0).unwrap()
+        };
+        let f32b = |x: f32| x.to_bits() as u64;
+        let quiet_nan = f32b(f32::NAN);
+        assert_eq!(run("sm90:cublas.gemm.f32.f32.f32.f32", vec![quiet_nan, f32b(1.0)], vec![f32b(1.0); 2], None), 0x7fff_ffff);
+        let f64b = |x: f64| x.to_bits();
+        let (inf, one) = (f64b(f64::INFINITY), f64b(1.0));
+        let invalid = run("sm90:cublas.gemm.f64.f64.f64.f64", vec![inf, f64b(-f64::INFINITY)], vec![one, one], None);
+        assert_eq!(invalid, 0xfff8_0000_0000_0000);
+        let c_nan = run("sm90:cublas.gemm.f64.f64.f64.f64", vec![inf, f64b(-f64::INFINITY)], vec![one, one], Some(vec![0x7ff8_0000_0000_0000]));
+        assert_eq!(c_nan, 0x7ff8_0000_0000_0000);
     }
 
     #[test]

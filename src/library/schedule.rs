@@ -46,6 +46,13 @@ pub struct ScheduleRules {
     /// with `output`).
     #[serde(default)]
     pub output_type_bias: CAdd,
+    /// The NaN D holds where its element is NaN: `all_ones` (what cuBLAS writes for f32, f16 and
+    /// bf16 D, 7fffffff / 7fff, whatever NaN went in: scripts/torch-specials.py on the H100),
+    /// `propagate` (the NaN the f64 arithmetic carries: an input's, quieted, or the invalid
+    /// operation's fff8000000000000, as DGEMM writes it), `canonical` (7fc00000; the default,
+    /// unmeasured).
+    #[serde(default)]
+    pub output_nan: crate::model::NanOutput,
     /// Promote the tensor cores' partial sum into a separate f32 accumulator every this many
     /// k (FP8 GEMMs without fast accumulation): each stretch is chained from +0 and added to
     /// the accumulator by one rounded f32 addition. None: one chain per slice.
