@@ -57,6 +57,85 @@ def gen_bits(fmt, seed, operand, count):
     return bits.astype({8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[width])
 
 
+# ---- special values planted into the operands (records with "values": "special") -------------
+# src/library/libgen.rs implements the same functions: a line (a row of A, a column of B) is
+# left alone, made all signed zeros (the element's own sign), or gets one special at one place,
+# each decided by (seed, operand, line) alone; C (and the bias) element by element.
+def special_table(fmt):
+    """+inf, -inf, NaN, +max, -max, +0, -0, +least subnormal, -least subnormal (e4m3fn has no
+    infinity: its largest finite value stands in)."""
+    width, mant, bias = FMT[fmt]
+    sign = 1 << (width - 1)
+    exp_all = ((1 << (width - 1 - mant)) - 1) << mant
+    top = (exp_all - (1 << mant)) | ((1 << mant) - 1)
+    inf, nan = exp_all, exp_all | (1 << (mant - 1))
+    if fmt == "float8_e4m3fn":
+        top, nan = 0x7E, 0x7F
+        inf = top
+    return [inf, inf | sign, nan, top, top | sign, 0, sign, 1, 1 | sign]
+
+
+def line_plant(seed, operand, line, length):
+    """None, ("zeros",) or ("one", position, table index) for one line of A (operand 0) or B (1)."""
+    key = (np.uint64(seed) << np.uint64(40)) + (np.uint64(operand + 4) << np.uint64(36)) + np.uint64(line)
+    u = int(splitmix64(np.array([key], dtype=np.uint64))[0])
+    kind = u % 8
+    if kind == 0:
+        return ("zeros",)
+    if kind in (1, 2):
+        return ("one", (u >> 8) % length, (u >> 40) % 9)
+    return None
+
+
+def plant_specials(fmt, seed, operand, bits, rows, cols):
+    """`bits` (rows x cols, row-major, logical layout: A as m x k, B as k x n) with specials
+    planted: A by rows, B by columns."""
+    width = FMT[fmt][0]
+    sign = np.uint64(1 << (width - 1))
+    table = special_table(fmt)
+    m = bits.reshape(rows, cols).copy()
+    by_rows = operand == 0
+    for line in range(rows if by_rows else cols):
+        length = cols if by_rows else rows
+        p = line_plant(seed, operand, line, length)
+        if p is None:
+            continue
+        view = m[line, :] if by_rows else m[:, line]
+        if p[0] == "zeros":
+            view[:] = (view.astype(np.uint64) & sign).astype(m.dtype)
+        else:
+            view[p[1]] = table[p[2]]
+    return m.reshape(-1)
+
+
+def plant_c(fmt, seed, bits):
+    """C (or the bias, C's first n elements): an eighth of the elements +-inf, NaN or +-0."""
+    table = special_table(fmt)
+    pick = [table[0], table[1], table[2], table[5], table[6]]
+    with np.errstate(over="ignore"):
+        idx = np.arange(bits.size, dtype=np.uint64)
+        key = (np.uint64(seed) << np.uint64(40)) + (np.uint64(6) << np.uint64(36)) + idx
+        u = splitmix64(key)
+    out = bits.copy()
+    hit = (u % np.uint64(8)) == 0
+    out[hit] = np.array([pick[int(x)] for x in (u[hit] >> np.uint64(8)) % np.uint64(5)], dtype=bits.dtype)
+    return out
+
+
+def operand_bits(fmt, seed, operand, rows, cols, special, bt=False):
+    """An operand's bits in storage order: A (m x k), B (k x n, or n x k stored with `bt`), C
+    (m x n), planted with specials where the job says so."""
+    if operand == 1 and bt:
+        bits = gen_bits(fmt, seed, 1, rows * cols).reshape(cols, rows)
+        if special:
+            bits = plant_specials(fmt, seed, 1, np.ascontiguousarray(bits.T).reshape(-1), rows, cols).reshape(rows, cols).T
+        return np.ascontiguousarray(bits).reshape(-1)
+    bits = gen_bits(fmt, seed, operand, rows * cols)
+    if not special:
+        return bits
+    return plant_c(fmt, seed, bits) if operand == 2 else plant_specials(fmt, seed, operand, bits, rows, cols)
+
+
 def tensor(torch, fmt, bits, shape):
     t = torch.from_numpy(bits.view({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[bits.dtype.itemsize * 8]).copy())
     return t.view(getattr(torch, fmt)).reshape(shape).cuda()
@@ -194,24 +273,26 @@ for ji, j in enumerate(jobs):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     m, n, k, s = j["m"], j["n"], j["k"], j["seed"]
     kind = j.get("kind", "mm")
+    sp = j.get("values") == "special"
+    ob = lambda fmt, operand, rows, cols, bt=False: lib.operand_bits(fmt, s, operand, rows, cols, sp, bt)
     if kind == "scaled_mm":
         f8 = getattr(torch, j["fp8"])
-        a = tensor(torch, "uint8", gen_bits(j["fp8"], s, 0, m * k), (m, k)).view(f8)
-        b = tensor(torch, "uint8", gen_bits(j.get("fp8_b", j["fp8"]), s, 1, k * n), (n, k)).view(getattr(torch, j.get("fp8_b", j["fp8"]))).t()
+        a = tensor(torch, "uint8", ob(j["fp8"], 0, m, k), (m, k)).view(f8)
+        b = tensor(torch, "uint8", ob(j.get("fp8_b", j["fp8"]), 1, k, n, True), (n, k)).view(getattr(torch, j.get("fp8_b", j["fp8"]))).t()
         one = torch.tensor(1.0, device="cuda")
         d = torch._scaled_mm(a, b, one, one, out_dtype=getattr(torch, j["out"]), use_fast_accum=j["fast"])
     else:
-        a = tensor(torch, adt, gen_bits(adt, s, 0, m * k), (m, k))
+        a = tensor(torch, adt, ob(adt, 0, m, k), (m, k))
         if kind == "linear":
-            w = tensor(torch, adt, gen_bits(adt, s, 1, k * n), (n, k))
-            bias = tensor(torch, ddt, gen_bits(ddt, s, 2, n), (n,))
+            w = tensor(torch, adt, ob(adt, 1, k, n, True), (n, k))
+            bias = tensor(torch, ddt, ob(ddt, 2, 1, n), (n,))
             d = torch.nn.functional.linear(a, w, bias)
         elif j["beta"]:
-            b = tensor(torch, adt, gen_bits(adt, s, 1, k * n), (k, n))
-            c = tensor(torch, ddt, gen_bits(ddt, s, 2, m * n), (m, n))
+            b = tensor(torch, adt, ob(adt, 1, k, n), (k, n))
+            c = tensor(torch, ddt, ob(ddt, 2, m, n), (m, n))
             d = torch.addmm(c, a, b) if adt == ddt else torch.addmm(c, a, b, out_dtype=getattr(torch, ddt))
         else:
-            b = tensor(torch, adt, gen_bits(adt, s, 1, k * n), (k, n))
+            b = tensor(torch, adt, ob(adt, 1, k, n), (k, n))
             d = torch.mm(a, b) if adt == ddt else torch.mm(a, b, out_dtype=getattr(torch, ddt))
     torch.cuda.synchronize()
     print("DONE", ji, flush=True)
@@ -266,6 +347,8 @@ def record(out, seed, per_family, fresh, paths, steered=None):
                     m, n, k = s["m"], s["n"], s["k"]
                     idx = s["idx"] if "idx" in s else (None if m * n <= 4096 else sorted(rng.choice(m * n, 1024, replace=False).tolist()))
                     job = {"path": path, "seed": s.get("seed", seed * 100000 + len(jobs)), "m": m, "n": n, "k": k, "beta": s.get("beta", 0), "idx": idx}
+                    if s.get("values"):
+                        job["values"] = s["values"]
                     if path in SCALED_BY_PATH:
                         fa, fb, fast = SCALED_BY_PATH[path]
                         job.update(beta=0, kind="scaled_mm", fp8=fa, fp8_b=fb, out="float32", fast=fast, layout="bt")
@@ -310,7 +393,7 @@ def write_records(f, jobs, outdir, provenance):
         if line is not None:
             ok += line["d"][1] == j["n"] and line["d"][2] == j["m"]
             rec["config"] = " ".join(f"{a}={b}" for a, b in line["algo"].items())
-        for key in ("bias", "layout"):
+        for key in ("bias", "layout", "values"):
             if key in j:
                 rec[key] = j[key]
         if j["idx"] is not None:

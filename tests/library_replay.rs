@@ -216,3 +216,38 @@ fn fprev_trees_agree_with_the_schedules() {
     assert!(checked >= 1_000 && pairs > 40_000_000, "only {checked} probes ({pairs} pairs) scheduled by the models");
     assert!(declined.is_empty(), "probes of kernels the models decline: {declined:?}");
 }
+
+/// Records with `"values": "special"` (scripts/torch-lib.py plants ±inf, NaN, ±max, ±0 and
+/// subnormals into the generated operands, libgen the same): the corpus holds such GEMMs on
+/// every path, their regenerated operands carry the specials, D's NaN bits included they replay
+/// exact, and an unknown `values` is refused.
+#[test]
+fn special_value_records_replay_with_their_specials() {
+    use mmafuzz::library::record::{replay, GemmRecord};
+    use mmafuzz::library::LibraryModel;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library");
+    let mut paths = 0;
+    let (mut nan_in, mut nan_out) = (0, 0);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().path();
+        if !file.to_string_lossy().ends_with(".jsonl.gz") {
+            continue;
+        }
+        let text = String::from_utf8(mmafuzz::store::read_text(&file).unwrap()).unwrap();
+        let special: Vec<GemmRecord> = text.lines().map(|l| GemmRecord::parse(l).unwrap()).filter(|r| r.values.as_deref() == Some("special")).collect();
+        assert!(!special.is_empty(), "{}: no special-value GEMMs", file.display());
+        paths += 1;
+        let model = LibraryModel::load(&format!("sm90:{}", special[0].path), None).unwrap();
+        for rec in &special {
+            let g = rec.operands(&model);
+            nan_in += g.a.iter().filter(|&&x| model.rules.inputs.decode(x).class == mmafuzz::format::Class::Nan).count();
+            let r = replay(rec, &model).unwrap();
+            assert!(r.skipped.is_none() && r.matched == r.elements, "{} {}x{}x{} seed {}: {:?}", rec.path, rec.m, rec.n, rec.k, rec.seed, r.first_miss);
+            nan_out += rec.elements(&model).unwrap().iter().filter(|(_, b)| model.rules.output.decode(*b).class == mmafuzz::format::Class::Nan).count();
+        }
+    }
+    assert_eq!(paths, 11);
+    assert!(nan_in > 0 && nan_out > 100, "NaN in A {nan_in}, in D {nan_out}");
+    let bad = r#"{"path":"cublas.gemm.f32.f32.f32.f32","seed":1,"m":1,"n":1,"k":1,"beta":0,"values":"odd","d":["00000000"]}"#;
+    assert!(GemmRecord::parse(bad).unwrap_err().to_string().contains("special"));
+}

@@ -208,6 +208,7 @@ pub fn record(job: &GemmJob, path: &LibraryPath, run: &LibraryRun, provenance: &
         bias: (job.addend == Addend::Bias) as u8,
         layout: (job.addend == Addend::Bias || path.b_column_major()).then(|| "bt".to_string()),
         config: run.config(),
+        values: None,
         idx: job.idx.clone(),
         d,
         d_steps: None,

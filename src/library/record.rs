@@ -43,6 +43,11 @@ pub struct GemmRecord {
     /// cuBLASLt's `algo=[...]` text for this call (absent where the log had none).
     #[serde(default)]
     pub config: Option<String>,
+    /// "special": the generated operands carry planted special values (`libgen::line_plant`:
+    /// ±inf, NaN, ±max, ±0, ± subnormals in some rows of A and columns of B, rows and columns
+    /// of signed zeros; `libgen::c_element_special` for C and the bias); absent: as generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<String>,
     /// Row-major indices of the recorded elements; absent = every element.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idx: Option<Vec<u64>>,
@@ -87,6 +92,9 @@ impl GemmRecord {
         if !matches!(r.layout.as_deref(), None | Some("bt")) {
             return Err(RecordError::Field("layout", format!("'{}' is not \"bt\"", r.layout.as_deref().unwrap_or(""))));
         }
+        if !matches!(r.values.as_deref(), None | Some("special")) {
+            return Err(RecordError::Field("values", format!("'{}' is not \"special\"", r.values.as_deref().unwrap_or(""))));
+        }
         Ok(r)
     }
 
@@ -116,28 +124,33 @@ impl GemmRecord {
         cols.sort_unstable();
         cols.dedup();
         let (fa, fb, fc) = (r.inputs, r.b_inputs(), r.output);
+        let special = self.values.as_deref() == Some("special");
+        let plant = |operand, line, len| if special { libgen::line_plant(self.seed, operand, line as u64, len) } else { libgen::LinePlant::None };
+        let c_element = |e: usize| if special { libgen::c_element_special(fc, self.seed, e as u64) } else { libgen::element(fc, self.seed, Operand::C, e as u64) };
         let mut a = vec![0; m * k];
         for &i in &rows {
+            let p = plant(Operand::A, i, k);
             for kk in 0..k {
-                a[i * k + kk] = libgen::element(fa, self.seed, Operand::A, (i * k + kk) as u64);
+                a[i * k + kk] = libgen::planted(fa, p, kk, libgen::element(fa, self.seed, Operand::A, (i * k + kk) as u64));
             }
         }
         let bt = self.layout.as_deref() == Some("bt");
         let mut b = vec![0; k * n];
         for &j in &cols {
+            let p = plant(Operand::B, j, k);
             for kk in 0..k {
                 let at = if bt { j * k + kk } else { kk * n + j };
-                b[kk * n + j] = libgen::element(fb, self.seed, Operand::B, at as u64);
+                b[kk * n + j] = libgen::planted(fb, p, kk, libgen::element(fb, self.seed, Operand::B, at as u64));
             }
         }
         let c = (self.beta == 1).then(|| {
             let mut c = vec![0; m * n];
             for &e in idx {
-                c[e] = libgen::element(fc, self.seed, Operand::C, e as u64);
+                c[e] = c_element(e);
             }
             c
         });
-        let bias = (self.bias == 1).then(|| libgen::elements(fc, self.seed, Operand::C, n));
+        let bias = (self.bias == 1).then(|| (0..n).map(c_element).collect());
         Gemm { m, n, k, a, b, c, bias }
     }
 
