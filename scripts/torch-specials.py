@@ -27,22 +27,10 @@ UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
 SHAPES = [(7, 5, 9), (33, 17, 257), (64, 64, 64), (1, 129, 1025), (129, 1, 1025), (256, 256, 4096), (16, 24, 8192)]
 
 
-def specials(fmt):
-    """Raw bits of the special values planted in `fmt`."""
-    width, mant, bias = lib.FMT[fmt]
-    sign = 1 << (width - 1)
-    exp_all = ((1 << (width - 1 - mant)) - 1) << mant
-    inf = exp_all
-    nan = exp_all | (1 << (mant - 1))
-    top = (exp_all - (1 << mant)) | ((1 << mant) - 1)  # the largest finite value
-    sub = 1
-    return [inf, inf | sign, nan, top, top | sign, 0, sign, sub, sub | sign]
-
-
 def plant(rng, bits, fmt, rows, cols, along_rows):
     """One special in a quarter of the rows (A) or columns (B); an eighth all signed zeros."""
     width = lib.FMT[fmt][0]
-    sp = specials(fmt)
+    sp = lib.special_table(fmt)
     m = bits.reshape(rows, cols)
     lines = rows if along_rows else cols
     length = cols if along_rows else rows
@@ -65,7 +53,7 @@ def plant(rng, bits, fmt, rows, cols, along_rows):
 
 
 def plant_c(rng, bits, fmt):
-    sp = specials(fmt)
+    sp = lib.special_table(fmt)
     pick = [sp[0], sp[1], sp[2], sp[5], sp[6]]
     for i in np.nonzero(rng.random(bits.size) < 0.125)[0]:
         bits[i] = pick[rng.integers(len(pick))]
