@@ -6,7 +6,7 @@
 
 SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32, f16 (K <= 8), bf16 (K <= 257),
 f32.linear, tf32.linear, f64.linear, bf16.linear (F.linear with a zero bias; see `PATHS`), f16.addmm
-(torch.addmm with beta = 1 and a large alpha: f16 D at K <= 2049; see `PATHS`), ANCHORS
+(torch.addmm with beta = 1 and a large alpha: f16 D at K <= 2049; see `PATHS`), f64.addmm, ANCHORS
 `all`, a comma list of k positions, `spread:N` (N positions over 0..K-1: 0, 1, K/2, K-1, a few
 around multiples of 32 and 64, the rest evenly spaced) or `starts:D` (t and t+1 for every t = 0, D, 2D, ... below K, and K-1: with `@`, count(t, t+1) shows
 where each chain over D-deep k-tiles starts, i.e. split-K segments, in a few GEMMs) or
@@ -70,7 +70,10 @@ for _p in ("f32", "tf32", "f64", "bf16"):
 # 2^-9 absorbs up to 2^15 tiny terms, and alpha = 2^48 brings D = K - count to integers that f16
 # holds exactly up to 2048 (f16.f32 and f16 need M/s > 2^25 K, which f16's range caps at K <= 8).
 PATHS["f16.addmm"] = ("float16", "float16", False, 2.0 ** -24, 2.0 ** 15, 24)
-ALPHA = {"f16.addmm": 2.0 ** 48}
+# f64.addmm: DGEMM through torch.addmm with a zero C (alpha = 1), whose GEMV-like kernels at
+# 1 x n differ from torch.mm's (algorithm 13 customOption 1).
+PATHS["f64.addmm"] = PATHS["f64"]
+ALPHA = {"f16.addmm": 2.0 ** 48, "f64.addmm": 1.0}
 
 CHILD = r'''
 import torch, sys, json

@@ -185,7 +185,7 @@ impl<'a> LibraryEmulator<'a> {
             // each later one adds its partial sum to what D holds and writes it back rounded.
             Reduction::Inplace => {
                 let first = if plan.bias_last { c } else { c.or(bias) };
-                let mut d = self.to_output(self.epilogue(partials[0], first, CAdd::Compute));
+                let mut d = self.to_output(self.epilogue(partials[0], first, CAdd::Compute, plan.c_nan_first));
                 for &p in &partials[1..] {
                     d = self.to_output(add(compute, output.to_f64(d), p));
                 }
@@ -217,7 +217,7 @@ impl<'a> LibraryEmulator<'a> {
                     (false, true) if reduction == Reduction::OutputType => r.output_type_bias,
                     _ => CAdd::Compute,
                 };
-                self.to_output(self.epilogue(sum, c.or(bias), c_add))
+                self.to_output(self.epilogue(sum, c.or(bias), c_add, plan.c_nan_first))
             }
         }
     }
@@ -238,13 +238,15 @@ impl<'a> LibraryEmulator<'a> {
 
     /// The sum plus C (or the bias), before the final rounding into D: exact in the compute
     /// format where `c_add` is `Compute`, the two D-format values' exact sum otherwise.
-    fn epilogue(&self, sum: f64, addend: Option<f64>, c_add: CAdd) -> f64 {
+    /// Where both are NaN, D carries C's with `c_nan_first`, else the sum's (DGEMM on the H100,
+    /// scripts/torch-nan-duel.py: the tiled algorithms 35 and 36 and the split GEMV algorithm 14
+    /// keep C's, algorithm 22 and the GEMV algorithm 13 the sum's).
+    fn epilogue(&self, sum: f64, addend: Option<f64>, c_add: CAdd, c_nan_first: bool) -> f64 {
         let r = &self.model.rules;
         match (addend, c_add) {
             (None, _) => sum,
-            // A NaN C (or bias) is the NaN D carries, also where the sum is a NaN of its own
-            // (DGEMM on the H100 writes C's 7ff8000000000000 over the sum's fff8000000000000).
-            (Some(c), CAdd::Compute) if c.is_nan() => c,
+            (Some(c), CAdd::Compute) if c.is_nan() && (c_nan_first || !sum.is_nan()) => c,
+            (Some(_), CAdd::Compute) if sum.is_nan() => sum,
             (Some(c), CAdd::Compute) => add(r.compute, sum, c),
             (Some(c), CAdd::Output) => r.output.to_f64(round_to(r.output, sum)) + c,
         }
@@ -361,22 +363,29 @@ mod tests {
     #[test]
     fn nan_in_d_is_what_the_library_writes() {
         use crate::library::{KernelConfig, LibraryModel};
-        let run = |name: &str, a: Vec<u64>, b: Vec<u64>, c: Option<Vec<u64>>| {
+        let run_with = |name: &str, config: &str, a: Vec<u64>, b: Vec<u64>, c: Option<Vec<u64>>| {
             let model = LibraryModel::load(name, None).unwrap();
             let emu = LibraryEmulator::new(&model);
             let g = Gemm { m: 1, n: 1, k: a.len(), a, b, c, bias: None };
-            let plan = emu.plan(&g, &KernelConfig::from_log("algoId=13 customOption=83").unwrap()).unwrap();
+            let plan = emu.plan(&g, &KernelConfig::from_log(config).unwrap()).unwrap();
             emu.element(&g, &plan, 0, 0).unwrap()
         };
+        let run = |name: &str, a, b, c| run_with(name, "algoId=13 customOption=83", a, b, c);
         let f32b = |x: f32| x.to_bits() as u64;
         let quiet_nan = f32b(f32::NAN);
         assert_eq!(run("sm90:cublas.gemm.f32.f32.f32.f32", vec![quiet_nan, f32b(1.0)], vec![f32b(1.0); 2], None), 0x7fff_ffff);
         let f64b = |x: f64| x.to_bits();
         let (inf, one) = (f64b(f64::INFINITY), f64b(1.0));
-        let invalid = run("sm90:cublas.gemm.f64.f64.f64.f64", vec![inf, f64b(-f64::INFINITY)], vec![one, one], None);
+        let dgemm = "sm90:cublas.gemm.f64.f64.f64.f64";
+        let invalid = run(dgemm, vec![inf, f64b(-f64::INFINITY)], vec![one, one], None);
         assert_eq!(invalid, 0xfff8_0000_0000_0000);
-        let c_nan = run("sm90:cublas.gemm.f64.f64.f64.f64", vec![inf, f64b(-f64::INFINITY)], vec![one, one], Some(vec![0x7ff8_0000_0000_0000]));
-        assert_eq!(c_nan, 0x7ff8_0000_0000_0000);
+        // Sum and C both NaN: the GEMV kernel keeps the sum's, the tiled kernel C's.
+        let c_nan = Some(vec![0x7ff8_0000_0000_00c3]);
+        assert_eq!(run(dgemm, vec![inf, f64b(-f64::INFINITY)], vec![one, one], c_nan.clone()), 0xfff8_0000_0000_0000);
+        let tiled = "algoId=35 tile=MATMUL_TILE_32x32 stages=MATMUL_STAGES_32x5";
+        assert_eq!(run_with(dgemm, tiled, vec![inf, f64b(-f64::INFINITY)], vec![one, one], c_nan.clone()), 0x7ff8_0000_0000_00c3);
+        // A finite sum under a NaN C is C's NaN everywhere.
+        assert_eq!(run(dgemm, vec![one, one], vec![one, one], c_nan), 0x7ff8_0000_0000_00c3);
     }
 
     #[test]

@@ -53,6 +53,10 @@ pub struct ScheduleRules {
     /// unmeasured).
     #[serde(default)]
     pub output_nan: crate::model::NanOutput,
+    /// The algorithms whose epilogue keeps C's NaN where the sum is a NaN too; every other
+    /// kernel keeps the sum's (only visible where D carries NaN payloads, DGEMM).
+    #[serde(default)]
+    pub c_nan_first: Vec<u32>,
     /// Promote the tensor cores' partial sum into a separate f32 accumulator every this many
     /// k (FP8 GEMMs without fast accumulation): each stretch is chained from +0 and added to
     /// the accumulator by one rounded f32 addition. None: one chain per slice.
@@ -355,6 +359,8 @@ pub struct Plan {
     pub bias_add: Option<CAdd>,
     /// Each chain restarts from +0 every this many of its k (None: the model's `promote_every`).
     pub promote_every: Option<usize>,
+    /// Where the sum and C are both NaN, D carries C's (else the sum's): `c_nan_first`.
+    pub c_nan_first: bool,
 }
 
 /// Why a configuration has no schedule in the model.
@@ -400,6 +406,12 @@ impl ScheduleRules {
 
     /// The plan for an m×n×k GEMM run with `config`, with F.linear's bias (`bias`) or without.
     pub fn plan_with(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool) -> Result<Plan, PlanError> {
+        let mut plan = self.kernel_plan(m, n, k, config, bias)?;
+        plan.c_nan_first = self.c_nan_first.contains(&config.algo);
+        Ok(plan)
+    }
+
+    fn kernel_plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool) -> Result<Plan, PlanError> {
         let split = config.split_k > 1;
         let rule = (self.gemv.iter().find(|r| r.applies(config, bias, k) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
             .or_else(|| self.slices.iter().find(|r| r.applies(config, bias, k)).map(|r| (r, false)));
@@ -425,7 +437,7 @@ impl ScheduleRules {
         let bias_last = rule.is_some_and(|r| r.bias_last);
         let bias_add = rule.and_then(|r| r.bias_add);
         let promote_every = rule.and_then(|r| r.promote_every);
-        let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every };
+        let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false };
         match config.split_k {
             1 => {
                 return Ok(match rule.filter(|r| r.is_lane_rule()) {
@@ -450,7 +462,7 @@ impl ScheduleRules {
                 }
                 let slices: Vec<Vec<Range<usize>>> = r.segment_ranges(k, segments).into_iter().map(|s| vec![s]).collect();
                 let sum = Some(SumTree::over(0, slices.len(), r.combine));
-                return Ok(Plan { slices, sum, reduction: Reduction::ComputeType, residue_first, chain, c_add, bias_last, bias_add, promote_every });
+                return Ok(Plan { slices, sum, reduction: Reduction::ComputeType, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false });
             }
             _ => {}
         }
@@ -486,7 +498,7 @@ impl ScheduleRules {
             None => contiguous.into_iter().map(|r| vec![r]).collect(),
         };
         let sum = (rule.combine != Combine::InOrder).then(|| SumTree::over(0, slices.len(), rule.combine));
-        Ok(Plan { slices, sum, reduction: config.reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every })
+        Ok(Plan { slices, sum, reduction: config.reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false })
     }
 
     /// A GEMV-like kernel's plan: each slice's lanes (or, across slices, every lane of `k`)
@@ -512,7 +524,7 @@ impl ScheduleRules {
             chains.extend(lanes_of);
         }
         let sum = SumTree::combine(per_slice, rule.combine);
-        Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every }
+        Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every, c_nan_first: false }
     }
 
     /// Lanes with `lane_blocks` accumulators: per slice and lane the chains over its even full
@@ -553,7 +565,7 @@ impl ScheduleRules {
                 per_slice.push(SumTree::combine(lane_sums, rule.lanes_combine));
             }
         }
-        Plan { slices: chains, sum: Some(SumTree::combine(per_slice, rule.combine)), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every }
+        Plan { slices: chains, sum: Some(SumTree::combine(per_slice, rule.combine)), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every, c_nan_first: false }
     }
 }
 
