@@ -11,11 +11,14 @@
 #   replay    MMA-Sim (REPLAY_ARCH, default Hopper) against the H100's recorded tiles, every
 #             path it has (REPLAY_PATHS to choose; REPLAY_FLAGS e.g. --any-nan)
 #   hunt      our sm90 models against MMA-Sim (Hopper) on fresh edge-biased tiles
-#   record    MMA-Sim's answers into $OUT/mmasim/<arch>/ (ARCHS: comma list of its architectures)
+#   record    MMA-Sim's answers into $OUT/mmasim/<arch>/ (ARCHS: comma list of its architectures;
+#             no --instruction and no --nan-as: for the Hopper paths; the models step records the
+#             other architectures' answers as their models were checked, MODEL_FLAGS=--record-missing)
 #   models    scripts/mmasim-models.py (a model per MMA-Sim architecture and instruction, found
 #             by discover against MMA-Sim and hunted) for MODEL_ARCHS (comma list, default
 #             Blackwell and RTX Blackwell), MODEL_JOBS pairs at once (default 14); the models,
-#             MMA-Sim's recorded answers and the results come back in $OUT/models.tgz
+#             MMA-Sim's recorded answers and the results come back in $OUT/models.tgz (the corpus
+#             files it recorded in $OUT/records.tgz)
 set -uo pipefail
 dir=${1:-target/devpy}
 steps=${2:-pytest,torch,replay,hunt,record}
@@ -80,12 +83,15 @@ if has record; then
   done > "$out/record.log" 2>&1
 fi
 if has models; then
+  stamp=$(mktemp); sleep 1
   IFS=',' read -ra archs <<< "${MODEL_ARCHS:-Blackwell,RTX Blackwell}"
   margs=(); for a in "${archs[@]}"; do margs+=(--arch "$a"); done
   RAYON_NUM_THREADS=${MODEL_THREADS:-2} timeout ${MODEL_SECONDS:-520} python3 scripts/mmasim-models.py --mmafuzz "$bin" --python python3 "${margs[@]}" \
     --jobs ${MODEL_JOBS:-14} --out "$out/models-work" ${MODEL_FLAGS:-} > "$out/models.log" 2>&1
   echo "models rc=$?" >> "$out/models.log"; tail -60 "$out/models.log"
   tar czf "$out/models.tgz" --exclude='*.jsonl.gz' models corpus/mmasim -C "$out" models-work && rm -rf "${out:?}/models-work"
+  # MMA-Sim's answers recorded by this step (the tar above leaves the corpus files out).
+  find corpus/mmasim -name '*.jsonl.gz' -newer "$stamp" -print0 | tar czf "$out/records.tgz" --null -T -
 fi
 # Few files come back from the machine: the recorded corpus and the findings as one archive each.
 for d in mmasim mmasim-findings; do
