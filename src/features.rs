@@ -32,7 +32,10 @@ const PLACES: &[&str] = &["above", "top", "high", "low", "extra", "edge", "below
 /// nothing but just (its last set bit in that place), a single set bit, more, or everything.
 const LOSSES: &[&str] = &["none", "tight", "one-bit", "some", "all"];
 const POSITIONS: &[&str] = &["only", "first", "middle", "last"];
-const SUMS: &[&str] = &["zero", "carry", "depth0", "depth1", "depth2-3", "depth4-7", "depth8-15", "depth16+"];
+/// Cancellation depth in places below the anchor; the deep buckets matter where the window is
+/// wide (an exact adder's two precisions, f64's 106 places).
+const SUMS: &[&str] = &["zero", "carry", "depth0", "depth1", "depth2-3", "depth4-7", "depth8-15", "depth16-31", "depth32-63", "depth64+"];
+
 /// The block's anchor against the window floor of models that have one: its largest exponent
 /// well above the floor, within 3 places above it, raised to the floor from up to 4 places
 /// below, or from further below.
@@ -43,6 +46,10 @@ const C_PLACES: &[&str] = &["zero", "special", "alone", "dominant", "above", "le
 const INPUTS: &[&str] = &["finite", "inf", "inf-inf", "inf*0", "nan"];
 const RESULTS: &[&str] = &["+0", "-0", "subnormal", "normal", "top-binade", "+inf", "-inf", "nan"];
 const EXACTS: &[&str] = &["representable", "tie", "near-tie", "near-representable", "ordinary", "not-finite"];
+/// A chained block's sum against the accumulator's grid, where it is rounded before the next
+/// block takes it: a zero, on the grid, a tie, within 1/64 ulp of one, within 1/64 ulp of the grid,
+/// or elsewhere (bits the window dropped count as below the last kept place).
+const STEPS: &[&str] = &["zero", "representable", "tie", "near-tie", "near-representable", "ordinary"];
 const VERDICTS: &[&str] = &["nearest", "faithful", "unfaithful", "special"];
 
 const GROUPS: &[Group] = &[
@@ -53,6 +60,9 @@ const GROUPS: &[Group] = &[
     // a carry above the anchor, or cancellation this many places deep), whether the anchor was
     // raised to the window floor, and whether any term lost bits.
     Group { name: "block", axes: &[("position", POSITIONS), ("sum", SUMS), ("anchor", ANCHORS), ("bits", &["kept", "lost"])] },
+    // Every block that another follows in the chain (first or middle): how its sum stands against
+    // the accumulator's grid where it is rounded between blocks, and in which range.
+    Group { name: "step", axes: &[("position", &["first", "middle"]), ("sum", STEPS), ("range", &["normal", "subnormal"])] },
     // Every block: its nonzero finite products and the spread of their leading exponents.
     Group { name: "spread", axes: &[("products", COUNTS), ("exponents", SPREADS)] },
     // Every element: C against its largest product (places, against the window width), and
@@ -89,7 +99,7 @@ const fn group_offset(index: usize) -> usize {
 }
 
 /// Each group's first situation id.
-const OFFSETS: [usize; 7] = [group_offset(0), group_offset(1), group_offset(2), group_offset(3), group_offset(4), group_offset(5), group_offset(6)];
+const OFFSETS: [usize; 8] = [group_offset(0), group_offset(1), group_offset(2), group_offset(3), group_offset(4), group_offset(5), group_offset(6), group_offset(7)];
 
 /// Number of situations there are.
 pub const SITUATIONS: usize = {
@@ -146,11 +156,12 @@ fn situation(group: usize, values: &[usize]) -> usize {
 
 const TERM: usize = 0;
 const BLOCK: usize = 1;
-const SPREAD: usize = 2;
-const C: usize = 3;
-const RESULT: usize = 4;
-const ROUNDING: usize = 5;
-const ELEMENT: usize = 6;
+const STEP: usize = 2;
+const SPREAD: usize = 3;
+const C: usize = 4;
+const RESULT: usize = 5;
+const ROUNDING: usize = 6;
+const ELEMENT: usize = 7;
 
 /// The count level of a situation reached `count` times in one tile (libFuzzer's buckets).
 pub fn level(count: u32) -> usize {
@@ -448,7 +459,8 @@ impl<'a> FeatureProbe<'a> {
         let window = self.window(acc_fmt) as i32;
         let exact = al.mode == AlignMode::Exact;
         // Last kept place of the window.
-        let grid = if exact { terms.iter().map(|(t, _)| t.lsb).min().expect("nonempty") } else { anchor - window + 1 };
+        // (An exact adder's: the lowest set bit of any term, so that the sum stays narrow.)
+        let grid = if exact { terms.iter().map(|(t, _)| t.lsb + t.sig.trailing_zeros().min(127) as i32).min().expect("nonempty") } else { anchor - window + 1 };
         let mut sum: i128 = 0;
         let mut any_lost = false;
         let mut worst = 0;
@@ -505,6 +517,10 @@ impl<'a> FeatureProbe<'a> {
             depth_bucket(anchor - lead)
         };
         counts[situation(BLOCK, &[position, outcome, anchor_place, any_lost as usize])] += 1;
+        if matches!(position, 1 | 2) && !wide {
+            let (step, subnormal) = step_rounding(sum, grid, any_lost, acc_fmt);
+            counts[situation(STEP, &[position - 1, step, subnormal as usize])] += 1;
+        }
         (worst, outcome)
     }
 }
@@ -518,8 +534,40 @@ fn depth_bucket(depth: i32) -> usize {
         2..=3 => 4,
         4..=7 => 5,
         8..=15 => 6,
-        _ => 7,
+        16..=31 => 7,
+        32..=63 => 8,
+        _ => 9,
     }
+}
+
+/// A chained block's sum (`sum` units of 2^grid, `lost`: the window dropped bits below) against
+/// the grid of `acc` where it is rounded before the next block: (STEPS index, subnormal).
+fn step_rounding(sum: i128, grid: i32, lost: bool, acc: Format) -> (usize, bool) {
+    let mag = sum.unsigned_abs();
+    if mag == 0 {
+        return (0, false);
+    }
+    let lead = grid + 127 - mag.leading_zeros() as i32;
+    let subnormal = lead < acc.emin();
+    let q = (lead - acc.precision() as i32 + 1).max(acc.min_lsb_exp());
+    if q <= grid {
+        return (if lost { 4 } else { 1 }, subnormal);
+    }
+    let bits = (q - grid) as u32;
+    if bits >= 127 {
+        return (5, subnormal);
+    }
+    let ulp = 1u128 << bits;
+    let (r, half) = (mag & (ulp - 1), ulp >> 1);
+    let near = |dist: u128| dist.saturating_mul(64) < ulp;
+    let step = match (r, lost) {
+        (0, false) => 1,
+        (r, false) if r == half => 2,
+        (r, _) if r == half || near(r.abs_diff(half)) => 3,
+        (r, _) if r == 0 || near(r.min(ulp - r)) => 4,
+        _ => 5,
+    };
+    (step, subnormal)
 }
 
 #[derive(Default)]
@@ -724,7 +772,7 @@ mod tests {
         assert_eq!(situation_name(situation(TERM, &[1, 5, 2, 1])), "term running edge one-bit floored");
         assert_eq!(situation_name(situation(ROUNDING, &[1, 0, 1])), "rounding tie nearest subnormal");
         let last = situations() - 1;
-        assert_eq!(situation_name(last), "element all depth16+ not-finite special");
+        assert_eq!(situation_name(last), "element all depth64+ not-finite special");
         assert_eq!(known_features(), situations() * 8);
     }
 
@@ -776,6 +824,44 @@ mod tests {
         tie.b[1] = 0x1000; // 2^-11
         let got = reached(&probe_tile("sm90:mma.m16n8k16.f16.f16.f16.f16", &tie));
         assert!(got.contains(&"rounding tie nearest normal".to_string()), "{got:?}");
+    }
+
+    #[test]
+    fn chained_blocks_step_through_the_accumulator_grid() {
+        // The f64 FMA chain (four blocks of one product): C = 1 and 2^-53 at k = 0 is a tie
+        // where the first block's sum is rounded into f64; 2^-60 at k = 1 lies near 1 + 2^-52
+        // (the tie rounded to even: 1) — a sum just above the grid; the other two blocks are
+        // zero products over the running sum.
+        let mut case = MmaCase::zeros(Format::F64, Format::F64, 1, 1, 4);
+        case.c = vec![1f64.to_bits()];
+        case.a[0] = 2f64.powi(-53).to_bits();
+        case.b[0] = 1f64.to_bits();
+        case.a[1] = 2f64.powi(-60).to_bits();
+        case.b[1] = 1f64.to_bits();
+        let got = reached(&probe_tile("sm90:mma.m8n8k4.f64.f64.f64.f64", &case));
+        for s in ["step first tie normal", "step middle near-representable normal"] {
+            assert!(got.contains(&s.to_string()), "{s}: {got:?}");
+        }
+        assert!(!got.iter().any(|g| g.starts_with("step last") || g.starts_with("step only")), "{got:?}");
+        // One fused block of 16 (sm90 f16 -> f32) has no step.
+        let mut case = MmaCase::zeros(Format::F16, Format::F32, 1, 1, 16);
+        case.a[0] = 0x3e00;
+        case.b[0] = 0x3e00;
+        let got = reached(&probe_tile("sm90:mma.m16n8k16.f32.f16.f16.f32", &case));
+        assert!(!got.iter().any(|g| g.starts_with("step ")), "{got:?}");
+    }
+
+    #[test]
+    fn deep_cancellation_in_a_wide_window() {
+        // f64's exact adder: 1 + 2^-40 - 1 cancels 40 places deep.
+        let mut case = MmaCase::zeros(Format::F64, Format::F64, 1, 1, 4);
+        case.c = vec![0];
+        case.a[0] = 1f64.to_bits();
+        case.b[0] = (1.0 + 2f64.powi(-40)).to_bits();
+        case.a[1] = (-1f64).to_bits();
+        case.b[1] = 1f64.to_bits();
+        let got = reached(&probe_tile("sm90:mma.m8n8k4.f64.f64.f64.f64", &case));
+        assert!(got.iter().any(|g| g.starts_with("block middle depth32-63")), "{got:?}");
     }
 
     #[test]
