@@ -3,8 +3,8 @@
 # determinism) of each PATH, then for each PATH, JOBS at a time: TILES fresh tiles recorded (seed SEED),
 # `discover` from the whole knob space (at most SECS seconds), and a validation hunt of
 # HUNT seconds on tiles of another seed under the discovered model. Everything comes back in
-# $OUT/bringup.tgz: record/<path>.jsonl.gz (for gpu-corpus-collect.sh), discover/<path>.toml,
-# discover/<path>.jsonl.gz (deciding tiles), findings, and one log per path.
+# $OUT/bringup.tgz: record/<path>.jsonl.xz (for gpu-corpus-collect.sh), discover/<path>.toml,
+# discover/<path>.jsonl.xz (deciding tiles), findings, and one log per path.
 #   here:   bash scripts/gpu-prepare.sh
 #   there:  [JOBS=3] [BUDGET=540] [CHECK=0] bash scripts/gpu-bringup.sh TILES SECS HUNT SEED PATH...
 #   here:   bash scripts/gpu-corpus-collect.sh DIR/bringup.tgz; compare DIR/.../discover/*.toml

@@ -1,17 +1,13 @@
 #!/usr/bin/env bash
-# Append the GPU tiles a device run brought back in ARCHIVE (record.tgz from gpu-record.sh, or
-# discover.tgz from gpu-discover.sh: every <path>.jsonl.gz inside) to each path's corpus file,
-# then drop repeats and show the per-path counts.
+# Add the GPU tiles a device run brought back in ARCHIVE (record.tgz from gpu-record.sh, or
+# discover.tgz from gpu-discover.sh: <path>.jsonl.xz / .jsonl.gz files inside) to each path's
+# corpus file with `mmafuzz corpus merge` (repeats dropped), and show the per-path counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 archive=${1:?usage: scripts/gpu-corpus-collect.sh ARCHIVE.tgz}
 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 tar xzf "$archive" -C "$work"
-find "$work" -name '*.jsonl.gz' | while read -r f; do
-  name=$(basename "$f")
-  { [ -f "corpus/$name" ] && gunzip -c "corpus/$name"; gunzip -c "$f"; } | gzip -9 > "corpus/.$name.tmp"
-  mv "corpus/.$name.tmp" "corpus/$name"
-  echo "added $(gunzip -c "$f" | wc -l) tiles to corpus/$name"
+find "$work" \( -name '*.jsonl.gz' -o -name '*.jsonl.xz' \) -printf '%h\n' | sort -u | while read -r d; do
+  cargo run --release -q -- corpus merge --into corpus "$d"
 done
-cargo run --release -q -- corpus dedup
-rm -rf "$work"

@@ -7,7 +7,7 @@
 # (the device tool brings back at most 8 files of 16 MiB).
 #   here:   bash scripts/gpu-prepare.sh          (builds and stages .gpu/mmafuzz)
 #   there:  bash scripts/gpu-run.sh [tiles-per-path]
-#   here:   bash scripts/gpu-collect.sh DIR       (unpacks DIR/*.jsonl.gz into corpus/)
+#   here:   bash scripts/gpu-collect.sh DIR       (copies DIR/*.jsonl.{xz,gz} into corpus/)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
 # gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
@@ -39,4 +39,4 @@ mkdir -p "$out"
   echo "run: 262144 tiles in $(( (end - start) / 1000000 )) ms (parse + launch + transfer + write)"
   "$bin" gpu-bench
 } 2>&1 | tee "$log"
-cp "$work"/corpus/*.jsonl.gz "$out/"
+cp "$work"/corpus/*.jsonl.* "$out/"

@@ -41,6 +41,8 @@ ARCHS = {
     "Blackwell": "blackwell", "RTX Blackwell": "rtx-blackwell", "CDNA1": "cdna1", "CDNA2": "cdna2", "CDNA3": "cdna3",
 }
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# A path's corpus file is <id>.jsonl.xz (or, written before 2026-11-27, .jsonl.gz).
+CORPUS_ENDINGS = (".jsonl.xz", ".jsonl.gz")
 
 
 def parse_args():
@@ -161,9 +163,10 @@ def record(args, pr, log):
     """MMA-Sim's answers on --record generated tiles into corpus/mmasim/<arch>/ (CI replays them)."""
     oracle, label, _ = oracle_for(args, pr)
     rec = os.path.join(ROOT, "corpus", "mmasim", pr["dir"])
-    f = os.path.join(rec, pr["path"]["id"] + ".jsonl.gz")
-    if os.path.exists(f):
-        os.remove(f)
+    for ending in CORPUS_ENDINGS:
+        f = os.path.join(rec, pr["path"]["id"] + ending)
+        if os.path.exists(f):
+            os.remove(f)
     return run([args.mmafuzz, "record", "--path", pr["path"]["id"], "--count", str(args.record), "--seed", "7", "--oracle", oracle,
                 "--label", label, "--corpus", rec], log)
 
@@ -256,8 +259,9 @@ def one(args, pr):
     else:
         model = os.path.join(work, "model.toml")
         corpus = os.path.join(work, "corpus")
-        if os.path.exists(os.path.join(corpus, pid + ".jsonl.gz")):
-            os.remove(os.path.join(corpus, pid + ".jsonl.gz"))
+        for ending in CORPUS_ENDINGS:
+            if os.path.exists(os.path.join(corpus, pid + ending)):
+                os.remove(os.path.join(corpus, pid + ending))
         kin = fnuz_base(work) if p["a_fmt"].endswith("fnuz") else fp8_kin(p, d)
         base = ["--base", kin] if kin else []
         if kin:
@@ -336,7 +340,7 @@ def main():
         return
     if args.record_missing:
         todo = [pr for pr in todo if not pr["measured"] and os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))
-                and not os.path.exists(os.path.join(ROOT, "corpus", "mmasim", pr["dir"], pr["path"]["id"] + ".jsonl.gz"))]
+                and not any(os.path.exists(os.path.join(ROOT, "corpus", "mmasim", pr["dir"], pr["path"]["id"] + e)) for e in CORPUS_ENDINGS)]
         os.makedirs(args.out, exist_ok=True)
         for pr in todo:
             r = record(args, pr, os.path.join(args.out, "record-missing.log"))

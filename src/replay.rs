@@ -26,20 +26,20 @@ impl ReplayStats {
     }
 }
 
-/// Every `*.jsonl` and `*.jsonl.gz` file under `dir`, sorted.
+/// Every `*.jsonl`, `*.jsonl.xz` and `*.jsonl.gz` file under `dir`, sorted.
 pub fn corpus_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".jsonl") || p.to_string_lossy().ends_with(".jsonl.gz"))
+        .filter(|p| crate::store::is_jsonl(p))
         .collect();
     files.sort();
     Ok(files)
 }
 
-/// The instruction path a corpus file is for: its name without `.jsonl` / `.jsonl.gz`.
+/// The instruction path a corpus file is for: its name without `.jsonl` / `.jsonl.xz` /
+/// `.jsonl.gz`.
 pub fn corpus_path_id(file: &Path) -> String {
-    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    name.trim_end_matches(".gz").trim_end_matches(".jsonl").to_string()
+    crate::store::jsonl_stem(file)
 }
 
 /// Read a corpus file: its cases (each with its recorded D) and its unreadable lines. Tiles

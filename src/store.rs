@@ -8,15 +8,47 @@ fn is_gz(path: &Path) -> bool {
     path.extension().is_some_and(|x| x == "gz")
 }
 
-/// The text of a file, gunzipped when its name ends in `.gz`.
+fn is_xz(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "xz")
+}
+
+const GZ_MAGIC: &[u8] = &[0x1f, 0x8b];
+const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0];
+
+/// The text of a file, decompressed when it is gzip or xz (told by its first bytes, so a
+/// misnamed file still reads right).
 pub fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
     let raw = std::fs::read(path)?;
-    if !is_gz(path) {
+    let mut out = Vec::new();
+    if raw.starts_with(GZ_MAGIC) {
+        flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out)?;
+    } else if raw.starts_with(XZ_MAGIC) {
+        liblzma::read::XzDecoder::new_multi_decoder(&raw[..]).read_to_end(&mut out)?;
+    } else {
         return Ok(raw);
     }
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut out)?;
     Ok(out)
+}
+
+/// File name endings of line files, most preferred first: xz (the corpus), gzip, plain.
+pub const JSONL_ENDINGS: [&str; 3] = [".jsonl.xz", ".jsonl.gz", ".jsonl"];
+
+/// Whether `path` names a JSON-lines file, compressed or not.
+pub fn is_jsonl(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    JSONL_ENDINGS.iter().any(|e| name.ends_with(e))
+}
+
+/// A JSON-lines file's name without its ending (`corpus/x.jsonl.xz` -> `x`).
+pub fn jsonl_stem(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    JSONL_ENDINGS.iter().find_map(|e| name.strip_suffix(e)).map_or(name.clone(), str::to_string)
+}
+
+/// The line file for `stem` in `dir`: the one that exists (`.jsonl.xz`, `.jsonl.gz`, `.jsonl`,
+/// in that order), or `.jsonl.xz` for a new one.
+pub fn jsonl_file(dir: &Path, stem: &str) -> std::path::PathBuf {
+    JSONL_ENDINGS.iter().map(|e| dir.join(format!("{stem}{e}"))).find(|p| p.exists()).unwrap_or_else(|| dir.join(format!("{stem}{}", JSONL_ENDINGS[0])))
 }
 
 /// The lines, each ended by a newline.
@@ -29,8 +61,8 @@ fn joined(lines: &[String]) -> Vec<u8> {
     text
 }
 
-/// Append `lines` to the file at `path` (created if missing; gzipped when its name ends in
-/// `.gz`) so that readers see either the old content or the old content plus every new line,
+/// Append `lines` to the file at `path` (created if missing; compressed when its name ends in
+/// `.gz` or `.xz`) so that readers see either the old content or the old content plus every new line,
 /// never a part.
 pub fn append_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result<()> {
     let mut text = match read_text(path) {
@@ -45,12 +77,14 @@ pub fn append_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result
     write_atomically(path, &text)
 }
 
-/// Replace the file at `path` with `lines` (gzipped when its name ends in `.gz`), atomically.
+/// Replace the file at `path` with `lines` (compressed when its name ends in `.gz` or `.xz`),
+/// atomically.
 pub fn write_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result<()> {
     write_atomically(path, &joined(lines))
 }
 
-/// Replace the file at `path` with `bytes` (gzipped when its name ends in `.gz`) so that
+/// Replace the file at `path` with `bytes` (gzip -9 when its name ends in `.gz`, xz -6 when
+/// it ends in `.xz`) so that
 /// readers see the old file or the new one, never a part: written beside it, synced, renamed.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     replace_with(path, |file| {
@@ -59,6 +93,13 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
             gz.write_all(bytes)?;
             gz.finish()?
+        } else if is_xz(path) {
+            // Preset 6: as small as 9 or 9e within a few percent on corpus files, at a tenth of
+            // 9e's time and a seventh of 9's memory.
+            let stream = liblzma::stream::Stream::new_easy_encoder(6, liblzma::stream::Check::Crc64)?;
+            let mut xz = liblzma::write::XzEncoder::new_stream(f, stream);
+            xz.write_all(bytes)?;
+            xz.finish()?
         } else {
             let mut f = f;
             f.write_all(bytes)?;
@@ -123,8 +164,16 @@ mod tests {
         append_lines_atomically(&gz, &["b".into()]).unwrap();
         assert_eq!(read_text(&gz).unwrap(), b"a\nb\n");
         assert_ne!(std::fs::read(&gz).unwrap(), b"a\nb\n");
+        let xz = dir.path().join("sub/corpus.jsonl.xz");
+        append_lines_atomically(&xz, &["a".into()]).unwrap();
+        append_lines_atomically(&xz, &["b".into()]).unwrap();
+        assert_eq!(read_text(&xz).unwrap(), b"a\nb\n");
+        assert!(std::fs::read(&xz).unwrap().starts_with(XZ_MAGIC));
+        assert_eq!(jsonl_file(&dir.path().join("sub"), "corpus"), xz, "xz first");
+        assert_eq!(jsonl_stem(&xz), "corpus");
+        assert!(is_jsonl(&gz) && is_jsonl(&p) && !is_jsonl(Path::new("x.json.gz")));
         let names: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names.len(), 2);
+        assert_eq!(names.len(), 3);
         let today = today_utc();
         assert_eq!(today.len(), 10);
         assert!(today.starts_with("20"), "{today}");

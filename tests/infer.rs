@@ -88,9 +88,9 @@ fn discover_recovers_a_planted_oracle() {
     assert_eq!(agreed(&text, "blocks.width").as_deref(), Some("4"), "{text}");
     assert_eq!(agreed(&text, "align.extra_bits").as_deref(), Some("3"), "{text}");
     assert_eq!(agreed(&text, "specials.nan").as_deref(), Some("\"all_ones\""), "{text}");
-    // The written model reproduces every deciding tile it recorded.
+    // The written model reproduces every deciding tile it recorded (a new corpus file: xz).
     let found = Model::load(dir.path().join("found.toml").to_str().unwrap()).unwrap();
-    let (cases, bad) = mmafuzz::replay::read_corpus(&dir.path().join(format!("{PATH}.jsonl.gz"))).unwrap();
+    let (cases, bad) = mmafuzz::replay::read_corpus(&dir.path().join(format!("{PATH}.jsonl.xz"))).unwrap();
     assert!(bad.is_empty() && !cases.is_empty());
     let emu = Emulator::new(found);
     assert!(cases.iter().all(|(c, d)| emu.run(c).unwrap() == *d));

@@ -14,7 +14,7 @@ fn library_corpus_meets_its_ratchet() {
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".jsonl.gz"))
+        .filter(|p| mmafuzz::store::is_jsonl(p))
         .collect();
     files.sort();
     assert!(files.len() >= 11, "expected a record file per library path, found {}", files.len());
@@ -37,7 +37,7 @@ fn a_changed_schedule_breaks_the_ratchet() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library");
     let ratchet: Ratchet = toml::from_str(&std::fs::read_to_string(dir.join("ratchet.toml")).unwrap()).unwrap();
     let path = "cublas.gemm.bf16.bf16.bf16.bf16";
-    let text = String::from_utf8(mmafuzz::store::read_text(&dir.join(format!("{path}.jsonl.gz"))).unwrap()).unwrap();
+    let text = String::from_utf8(mmafuzz::store::read_text(&mmafuzz::store::jsonl_file(&dir, path)).unwrap()).unwrap();
     let changed = tempfile::NamedTempFile::with_suffix(".toml").unwrap();
     std::fs::write(changed.path(), format!("base = \"sm90:{path}\"\nname = \"changed\"\n[schedule]\nc_add = \"compute\"\n")).unwrap();
     let table = dir.join(format!("../../models/sm90/cublas/{path}.configs.tsv.gz"));
@@ -62,7 +62,7 @@ fn gemm_on_npy_files_reproduces_recorded_gemms() {
     let mut checked = 0;
     for path in ["cublas.gemm.f32.f16.f16.f32", "cublas.gemm.bf16.bf16.bf16.bf16", "cublas.gemm.f16.f16.f16.f16"] {
         let model = LibraryModel::load(&format!("sm90:{path}"), None).unwrap();
-        let text = String::from_utf8(mmafuzz::store::read_text(&dir.join(format!("{path}.jsonl.gz"))).unwrap()).unwrap();
+        let text = String::from_utf8(mmafuzz::store::read_text(&mmafuzz::store::jsonl_file(&dir, path)).unwrap()).unwrap();
         let whole: Vec<GemmRecord> = text
             .lines()
             .map(|l| GemmRecord::parse(l).unwrap())
@@ -162,7 +162,7 @@ fn refinement_schemes_match_the_gpu() {
 #[test]
 fn exported_records_are_plain_and_replay_the_same() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library");
-    let file = dir.join("cublas.gemm.f64.f64.f64.f64.jsonl.gz");
+    let file = mmafuzz::store::jsonl_file(&dir, "cublas.gemm.f64.f64.f64.f64");
     let family = "algo 22 split-K (ComputeType)";
     let out = tempfile::NamedTempFile::with_suffix(".jsonl").unwrap();
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
@@ -230,7 +230,7 @@ fn special_value_records_replay_with_their_specials() {
     let (mut nan_in, mut nan_out) = (0, 0);
     for entry in std::fs::read_dir(&dir).unwrap() {
         let file = entry.unwrap().path();
-        if !file.to_string_lossy().ends_with(".jsonl.gz") {
+        if !mmafuzz::store::is_jsonl(&file) {
             continue;
         }
         let text = String::from_utf8(mmafuzz::store::read_text(&file).unwrap()).unwrap();

@@ -39,7 +39,7 @@ fn every_mmasim_model_reproduces_mmasims_recorded_answers() {
             assert_eq!(model.name, name);
             assert!(model.sources.iter().any(|s| s.contains(&format!("MMA-Sim 2.1.1 {arch} model"))), "{name}: {:?}", model.sources);
             let path = path_by_id(&stem).unwrap_or_else(|| panic!("{name}: no path {stem}"));
-            let corpus = root.join("corpus/mmasim").join(dir).join(format!("{stem}.jsonl.gz"));
+            let corpus = mmafuzz::store::jsonl_file(&root.join("corpus/mmasim").join(dir), &stem);
             assert_eq!(corpus_path_id(&corpus), stem);
             let (cases, bad) = read_corpus(&corpus).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(bad.is_empty(), "{name}: {bad:?}");
@@ -71,7 +71,7 @@ fn a_model_of_another_architecture_fails_the_replay() {
     // Ampere's m16n8k8 structure, and Ampere's f16 model (1 extra bit) misses some of Hopper's
     // answers (2 extra bits) on the same path.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let corpus = root.join("corpus/mmasim/hopper/mma.m16n8k16.f32.f16.f16.f32.jsonl.gz");
+    let corpus = mmafuzz::store::jsonl_file(&root.join("corpus/mmasim/hopper"), "mma.m16n8k16.f32.f16.f16.f32");
     let (cases, _) = read_corpus(&corpus).unwrap();
     let emu = Emulator::new(Model::load("ampere:mma.m16n8k16.f32.f16.f16.f32").unwrap());
     let differ: usize = cases.par_iter().map(|(c, d)| emu.run(c).unwrap().iter().zip(d).filter(|(a, b)| a != b).count()).sum();

@@ -83,21 +83,23 @@ fn four_shards_merged_equal_one_hunt() {
 /// and merging again adds nothing.
 #[test]
 fn corpus_directories_merge_without_repeats() {
-    let file = "mma.m16n8k8.f32.f16.f16.f32.jsonl.gz";
-    let (cases, bad) = mmafuzz::replay::read_corpus(&Path::new("corpus").join(file)).unwrap();
+    let stem = "mma.m16n8k8.f32.f16.f16.f32";
+    let file = format!("{stem}.jsonl.gz");
+    let (cases, bad) = mmafuzz::replay::read_corpus(&mmafuzz::store::jsonl_file(Path::new("corpus"), stem)).unwrap();
     assert!(bad.is_empty() && cases.len() >= 80);
     let dir = tempfile::tempdir().unwrap();
     let path = mmafuzz::exec::path_by_id("mma.m16n8k8.f32.f16.f16.f32");
     for (name, range) in [("one", 0..50), ("two", 30..80)] {
         let part: Vec<_> = cases[range].iter().collect();
         std::fs::create_dir_all(dir.path().join(name)).unwrap();
-        mmafuzz::store::write_lines_atomically(&dir.path().join(name).join(file), &mmafuzz::replay::corpus_lines(&part, path)).unwrap();
+        mmafuzz::store::write_lines_atomically(&dir.path().join(name).join(&file), &mmafuzz::replay::corpus_lines(&part, path)).unwrap();
     }
     let into = dir.path().join("merged");
     for _ in 0..2 {
         let out = mmafuzz(&["corpus", "merge", "--into", into.to_str().unwrap(), dir.path().join("one").to_str().unwrap(), dir.path().join("two").to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        let (merged, bad) = mmafuzz::replay::read_corpus(&into.join(file)).unwrap();
+        // The sources are gzip; the merged file is a new one, xz.
+        let (merged, bad) = mmafuzz::replay::read_corpus(&into.join(format!("{stem}.jsonl.xz"))).unwrap();
         assert!(bad.is_empty());
         assert_eq!(merged, cases[..80].to_vec(), "each tile once, in order, GPU outputs intact");
     }

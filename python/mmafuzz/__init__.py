@@ -249,7 +249,7 @@ def _view(raw: np.ndarray, fmt: str, shape, typed: bool) -> np.ndarray:
 
 
 def corpus(file, typed: bool = True) -> list:
-    """The GPU-recorded tiles of a corpus file (``corpus/<path>.jsonl.gz``; tiles stored by
+    """The GPU-recorded tiles of a corpus file (``corpus/<path>.jsonl.xz``; tiles stored by
     reference are regenerated from their seeds): one dict per shape and formats, with ``a``,
     ``b``, ``c`` and the GPU's ``d`` as arrays (typed where a dtype holds the format, else raw
     bits), ``a_fmt``, ``b_fmt``, ``c_fmt``, ``meta`` (sparse paths), ``xor`` and ``gpu`` (each
@@ -269,7 +269,7 @@ def corpus(file, typed: bool = True) -> list:
 
 
 def gemm_records(file, limit: Optional[int] = None, typed: bool = True) -> list:
-    """The GEMMs of a library corpus file (``corpus/library/<path>.jsonl.gz``), as PyTorch ran
+    """The GEMMs of a library corpus file (``corpus/library/<path>.jsonl.xz``), as PyTorch ran
     them on the GPU, operands regenerated from their seeds: dicts with ``model``, ``m``, ``n``,
     ``k``, ``a`` (m×k), ``b`` (k×n), ``c`` (m×n or None), ``bias`` (n or None), ``idx`` (row-major
     indices of the recorded elements of D) and ``d`` (their bits, as the GPU returned them),

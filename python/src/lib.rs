@@ -364,7 +364,7 @@ fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<Co
     Ok(out)
 }
 
-/// A library corpus file's GEMMs (`corpus/library/*.jsonl.gz`), operands regenerated from
+/// A library corpus file's GEMMs (`corpus/library/*.jsonl.xz`), operands regenerated from
 /// their seeds: one dict each with m, n, k, a, b, c, bias (raw bytes or None), idx and d (the
 /// GPU's elements), config, gpu, driver, torch, cublas, executor.
 #[pyfunction]

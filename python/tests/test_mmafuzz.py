@@ -43,7 +43,7 @@ REPLAYED = [
 
 @pytest.mark.parametrize("path", REPLAYED)
 def test_emulate_equals_the_gpu_on_its_corpus(path):
-    groups = mmafuzz.corpus(CORPUS / f"{path}.jsonl.gz")
+    groups = mmafuzz.corpus(CORPUS / f"{path}.jsonl.xz")
     assert groups, "the corpus file has tiles"
     tiles = 0
     for g in groups:
@@ -58,7 +58,7 @@ def test_emulate_equals_the_gpu_on_its_corpus(path):
 
 def test_a_different_model_disagrees_with_the_gpu():
     """The replay above can fail: the exact-rounding hypothesis is not what the H100 does."""
-    g = mmafuzz.corpus(CORPUS / "mma.m16n8k16.f32.f16.f16.f32.jsonl.gz")[0]
+    g = mmafuzz.corpus(CORPUS / "mma.m16n8k16.f32.f16.f16.f32.jsonl.xz")[0]
     d = mmafuzz.emulate("exact-rne", g["a"], g["b"], g["c"])
     assert (bits(d) != bits(g["d"])).sum() > 1000
 
@@ -70,7 +70,7 @@ LIBRARY = ["cublas.gemm.f32.f16.f16.f32", "cublas.gemm.bf16.bf16.bf16.bf16", "cu
 @pytest.mark.parametrize("path", LIBRARY)
 def test_matmul_equals_torch_on_the_gpu(path):
     """Whole GEMMs as torch.mm/addmm/F.linear/_scaled_mm returned them on the H100."""
-    records = [r for r in mmafuzz.gemm_records(CORPUS / "library" / f"{path}.jsonl.gz", limit=60) if r["m"] * r["n"] * r["k"] <= 4_000_000]
+    records = [r for r in mmafuzz.gemm_records(CORPUS / "library" / f"{path}.jsonl.xz", limit=60) if r["m"] * r["n"] * r["k"] <= 4_000_000]
     run = 0
     for r in records:
         try:
@@ -88,7 +88,7 @@ def test_matmul_equals_torch_on_the_gpu(path):
 def test_matmul_takes_the_kernel_from_the_learned_table():
     """Without config, a learned shape gets the kernel the GPU ran, and the same D."""
     checked = 0
-    for r in mmafuzz.gemm_records(CORPUS / "library" / "cublas.gemm.f32.f16.f16.f32.jsonl.gz", limit=40):
+    for r in mmafuzz.gemm_records(CORPUS / "library" / "cublas.gemm.f32.f16.f16.f32.jsonl.xz", limit=40):
         if r["config"] is None or r["bias"] is not None or r["m"] * r["n"] * r["k"] > 4_000_000:
             continue
         try:

@@ -69,7 +69,7 @@ pub enum CorpusCommand {
 }
 
 fn file_of(corpus: &Path, path: &str) -> PathBuf {
-    corpus.join(format!("{path}.jsonl.gz"))
+    mmafuzz::store::jsonl_file(corpus, path)
 }
 
 fn lines_of(file: &Path, cases: &[(mmafuzz::MmaCase, Vec<u64>)], keep: &[usize]) -> Vec<String> {
@@ -153,7 +153,8 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
                 for f in corpus_files(src).with_context(|| format!("cannot list {}", src.display()))? {
                     let (mut cases, bad) = read_corpus(&f).with_context(|| format!("cannot read {}", f.display()))?;
                     anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {}); nothing merged from it", f.display(), bad[0]);
-                    let target = into.join(f.file_name().expect("a corpus file"));
+                    // One file per path in INTO (an existing one of any ending, else .jsonl.xz).
+                    let target = mmafuzz::store::jsonl_file(&into, &corpus_path_id(&f));
                     let mut all = if target.exists() { read_corpus(&target)?.0 } else { vec![] };
                     let before = all.len();
                     all.append(&mut cases);
@@ -202,7 +203,7 @@ fn add_from_fuzz(artifact: &Path, path: Option<&str>, model: Option<&str>, findi
             mmafuzz::corpus::codec::encode_line(&c, d, Some(p), true)
         })
         .collect();
-    let file = corpus.join(format!("{}.jsonl.gz", p.id));
+    let file = mmafuzz::store::jsonl_file(corpus, &p.id);
     mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
     println!("recorded {} tiles of {} from {} into {}", lines.len(), p.id, gpus[0].info.name, file.display());
     let cfg = HuntConfig { path: p, seed: 0, batch: tiles.len(), max_tiles: None, max_time: None, per_class: 4, max_rounds: 200, exact_every: u64::MAX, features_every: 1, findings: findings.to_path_buf(), stop_at_first: false, guided: None, shard: Default::default(), gpu_engine: false };

@@ -37,7 +37,7 @@ pub struct DiscoverArgs {
     /// Write the discovered model here (e.g. models/sm90/PATH.toml).
     #[arg(long)]
     write: Option<PathBuf>,
-    /// Append the deciding GPU tiles, with provenance, to CORPUS/<path>.jsonl.gz.
+    /// Append the deciding GPU tiles, with provenance, to CORPUS/<path>.jsonl.xz.
     #[arg(long)]
     corpus: Option<PathBuf>,
     /// The architecture the written model is named for (`ARCH:PATH`, the directory under
@@ -138,7 +138,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 mmafuzz::corpus::codec::encode_line(&c, out, Some(p), true)
             })
             .collect();
-        let file = dir.join(format!("{}.jsonl.gz", p.id));
+        let file = mmafuzz::store::jsonl_file(&dir, &p.id);
         mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
         println!("recorded {} deciding tiles into {}", lines.len(), file.display());
     }

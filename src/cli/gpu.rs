@@ -198,7 +198,7 @@ pub fn record(path_id: &str, device: usize, input: &Path, generated: Option<(u64
             mmafuzz::corpus::codec::encode_line(&c, d, Some(p), true)
         })
         .collect();
-    let file = corpus.join(format!("{}.jsonl.gz", p.id));
+    let file = mmafuzz::store::jsonl_file(corpus, &p.id);
     mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
     println!("recorded {} tiles of {} from {source} into {}", lines.len(), p.id, file.display());
     Ok(ExitCode::SUCCESS)

@@ -57,7 +57,7 @@ pub enum LibraryCommand {
     /// Replay recorded library GEMMs (JSONL, .gz allowed) under their models: per path and
     /// kernel family, the elements reproduced bit for bit.
     Replay {
-        /// Record files (corpus/library/*.jsonl.gz or a GPU script's output).
+        /// Record files (corpus/library/*.jsonl.xz or a GPU script's output).
         #[arg(required = true)]
         records: Vec<PathBuf>,
         /// Replay under this model instead of sm90:<path> of each record.
@@ -92,7 +92,7 @@ pub enum LibraryCommand {
     /// reached. With --steer, write shapes to record next (`scripts/torch-lib.py record ...
     /// --shapes FILE`): one per unreached configuration, then fresh off-grid shapes.
     Coverage {
-        /// Recorded GEMMs (corpus/library/*.jsonl.gz or a GPU script's output).
+        /// Recorded GEMMs (corpus/library/*.jsonl.xz or a GPU script's output).
         #[arg(required = true)]
         records: Vec<PathBuf>,
         /// Write this many shapes per path to --out.
@@ -322,7 +322,7 @@ fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path
     }
     if let Some(file) = ratchet {
         let text = format!(
-            "# What `cargo test` (tests/library_replay.rs) holds corpus/library to, per path and kernel family:\n# at least min_gemms replayed, at least min_fraction of their elements reproduced (1.0: every GEMM\n# exact). Written by `mmafuzz library replay corpus/library/*.jsonl.gz --write-ratchet FILE`.\n\n{}",
+            "# What `cargo test` (tests/library_replay.rs) holds corpus/library to, per path and kernel family:\n# at least min_gemms replayed, at least min_fraction of their elements reproduced (1.0: every GEMM\n# exact). Written by `mmafuzz library replay corpus/library/*.jsonl.xz --write-ratchet FILE`.\n\n{}",
             toml::to_string(&Ratchet::from_summary(&summary))?
         );
         mmafuzz::store::write_atomically(file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
@@ -386,7 +386,7 @@ fn read_records(file: &std::path::Path) -> anyhow::Result<String> {
     String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8 text", file.display()))
 }
 
-/// Compact GPU-recorded GEMMs into the corpus: CORPUS/<path>.jsonl.gz, one line per GEMM
+/// Compact GPU-recorded GEMMs into the corpus: CORPUS/<path>.jsonl.xz, one line per GEMM
 /// (regenerated inputs, D as steps), records already there skipped.
 fn import(files: &[PathBuf], corpus: &std::path::Path, max_elements: usize) -> anyhow::Result<ExitCode> {
     let mut by_path: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -404,7 +404,7 @@ fn import(files: &[PathBuf], corpus: &std::path::Path, max_elements: usize) -> a
         }
     }
     for (path, lines) in by_path {
-        let file = corpus.join(format!("{path}.jsonl.gz"));
+        let file = mmafuzz::store::jsonl_file(corpus, &path);
         let old = match mmafuzz::store::read_text(&file) {
             Ok(b) => String::from_utf8(b).with_context(|| format!("{} is not UTF-8", file.display()))?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

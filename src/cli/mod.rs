@@ -232,7 +232,7 @@ enum Command {
         output: PathBuf,
     },
     /// Run cases on the GPU and append them with outputs and provenance (GPU, compute
-    /// capability, driver, path, date, tool version) to CORPUS/<path>.jsonl.gz.
+    /// capability, driver, path, date, tool version) to CORPUS/<path>.jsonl.xz.
     ///
     /// The cases come from --in (JSONL or .npz), or with --count from the path's own generator (tile i
     /// of --seed, as `gen` makes them, without the JSON in between: wide wgmma tiles are large).

@@ -107,7 +107,7 @@ pub fn observe(path: &str, corpus: &Path, findings: &Path, max_tiles: Option<usi
         out.from_findings.push(Observation::new(case.clone(), d, format!("finding {}", f.id)));
         push(&mut out, case, d, format!("finding {}", f.id));
     }
-    let file = corpus.join(format!("{path}.jsonl.gz"));
+    let file = crate::store::jsonl_file(corpus, &path);
     if file.exists() {
         let (cases, bad) = crate::replay::read_corpus(&file)?;
         out.problems.extend(bad);

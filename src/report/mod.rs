@@ -109,7 +109,7 @@ pub fn rows(corpus: &std::path::Path) -> Vec<Row> {
             let name = format!("sm90:{}", p.id);
             let model = Model::load(&name).ok()?;
             let a = model.arithmetic(p.a_fmt).clone();
-            let file = corpus.join(format!("{}.jsonl.gz", p.id));
+            let file = crate::store::jsonl_file(&corpus, &p.id);
             let stats = file.exists().then(|| crate::replay::replay_file(&file, &model).ok()).flatten();
             let cells = COLUMNS
                 .iter()
