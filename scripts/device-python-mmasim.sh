@@ -89,7 +89,7 @@ if has models; then
   RAYON_NUM_THREADS=${MODEL_THREADS:-2} timeout ${MODEL_SECONDS:-520} python3 scripts/mmasim-models.py --mmafuzz "$bin" --python python3 "${margs[@]}" \
     --jobs ${MODEL_JOBS:-14} --out "$out/models-work" ${MODEL_FLAGS:-} > "$out/models.log" 2>&1
   echo "models rc=$?" >> "$out/models.log"; tail -60 "$out/models.log"
-  tar czf "$out/models.tgz" --exclude='*.jsonl.gz' --exclude='*.jsonl.xz' models corpus/mmasim -C "$out" models-work && rm -rf "${out:?}/models-work"
+  tar czf "$out/models.tgz" --exclude='*.jsonl.gz' --exclude='*.jsonl.xz' models corpus/mmasim findings/mmasim -C "$out" models-work && rm -rf "${out:?}/models-work"
   # MMA-Sim's answers recorded by this step (the tar above leaves the corpus files out).
   find corpus/mmasim \( -name '*.jsonl.gz' -o -name '*.jsonl.xz' \) -newer "$stamp" -print0 | tar czf "$out/records.tgz" --null -T -
 fi

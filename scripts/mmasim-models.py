@@ -60,9 +60,13 @@ def parse_args():
     p.add_argument("--discover-seconds", type=int, default=300)
     p.add_argument("--record", type=int, default=256, help="tiles of MMA-Sim's answers recorded per pair into corpus/mmasim/")
     p.add_argument("--jobs", type=int, default=1, help="pairs run at once")
+    p.add_argument("--oracle-threads", type=int, default=1, help="threads of each MMA-Sim oracle process (PyTorch's)")
     p.add_argument("--out", default=os.path.join(ROOT, "target/mmasim-models"))
     p.add_argument("--redo", action="store_true", help="run pairs that already have a model too")
     p.add_argument("--list", action="store_true", help="print the pairs and stop")
+    p.add_argument("--check", action="store_true",
+                   help="hunt the models already in models/<arch>/ again (no discovery, no re-inference): one hunt of "
+                        "--tiles tiles (raise --max-dots for wide tiles), seed 200")
     p.add_argument("--record-missing", action="store_true",
                    help="only record MMA-Sim's answers (--record tiles) for models that have no corpus/mmasim file yet")
     return p.parse_args()
@@ -154,7 +158,7 @@ def oracle_for(args, pr):
     host_nans = arch.startswith("CDNA") or p["a_fmt"] == "f64"
     label = f"MMA-Sim 2.1.1 {arch} model{' (NaNs written as all-ones)' if host_nans else ''}, not hardware"
     oracle = (f"external-npz:{args.python} {os.path.join(ROOT, 'scripts/mmasim-oracle.py')} --arch '{arch}' --protocol npz"
-              f" --instruction '{pr['mmasim'].replace(' ', ':', 1)}'"
+              f" --instruction '{pr['mmasim'].replace(' ', ':', 1)}' --threads {args.oracle_threads}"
               + (" --nan-as all-ones" if host_nans else ""))
     return oracle, label, host_nans
 
@@ -250,7 +254,7 @@ def one(args, pr):
     tiles = min(args.tiles, int(args.max_dots / (p["m"] * p["n"])))
     if pr["measured"]:
         tiles = max(1000, min(tiles, int(args.measured_products / products)))
-    if pr["measured"]:
+    if pr["measured"] or args.check:
         model = final
         if host_nans:  # the measured model with NaNs written as the adapter writes them
             model = os.path.join(work, "measured-all-ones-nan.toml")
@@ -292,12 +296,13 @@ def one(args, pr):
     for round_ in range(1, args.rounds + 1):
         fdir = os.path.join(work, f"findings-{round_}")
         shutil.rmtree(fdir, ignore_errors=True)
+        seed = 200 if args.check else 100 + round_  # a check hunts tiles no earlier round saw
         r = run([args.mmafuzz, "hunt", "--path", pid, "--model", model, "--against", oracle, "--tiles", str(tiles),
-                 "--seed", str(100 + round_), "--findings", fdir], log)
+                 "--seed", str(seed), "--findings", fdir], log)
         div = divergent(r.stdout)
-        result["hunts"].append({"seed": 100 + round_, "tiles": tiles, "exit": r.returncode,
+        result["hunts"].append({"seed": seed, "tiles": tiles, "exit": r.returncode,
                                 "divergent_tiles": div[0] if div else None, "divergent_elements": div[1] if div else None})
-        if div is None or div[1] == 0 or pr["measured"]:
+        if div is None or div[1] == 0 or pr["measured"] or args.check:
             break
         if best is not None and div[1] > best[0] * 4:
             break  # re-inference made it worse: keep the closer model's findings
@@ -317,7 +322,12 @@ def one(args, pr):
     result["status"] = "agrees" if ok else "differs"
     if not ok and best is not None:
         keep_findings(work, best[1], d, pid)
-    if ok and not pr["measured"]:
+    if args.check and not pr["measured"]:
+        result["checked"] = True
+        result["model"] = os.path.relpath(final, ROOT)
+        if not ok and div is not None:
+            keep_findings(work, 1, d, pid)
+    elif ok and not pr["measured"]:
         os.makedirs(os.path.dirname(final), exist_ok=True)
         shutil.copyfile(model, final + ".tmp")
         os.replace(final + ".tmp", final)
@@ -346,7 +356,9 @@ def main():
             r = record(args, pr, os.path.join(args.out, "record-missing.log"))
             print(f"{pr['arch']:<14} {pr['path']['id']:<40} recorded, exit {r.returncode}", flush=True)
         return
-    if not args.redo:
+    if args.check:
+        todo = [pr for pr in todo if not pr["measured"] and os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))]
+    elif not args.redo:
         todo = [pr for pr in todo if pr["measured"] or not os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))]
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, "results.jsonl")
