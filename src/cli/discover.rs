@@ -34,6 +34,11 @@ pub struct DiscoverArgs {
     /// Tiles run per round (the most disputed of the pool; scaled as --pool, at least 8).
     #[arg(long, default_value_t = 512)]
     batch: usize,
+    /// With more core models alive than this, a round screens them on disputed elements alone
+    /// (32 per tile, not whole tiles) and checks the screened ones against every whole tile once
+    /// no more than this are left: FP6 x FP6 pairs keep over a million after the first tiles.
+    #[arg(long, default_value_t = 50_000)]
+    screen_above: usize,
     /// Write the discovered model here (e.g. models/sm90/PATH.toml).
     #[arg(long)]
     write: Option<PathBuf>,
@@ -81,7 +86,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     if (pool, batch) != (args.pool, args.batch) {
         eprintln!("{} has {per_tile} products per tile: pool {pool}, batch {batch} tiles per round", p.id);
     }
-    let cfg = DiscoverConfig { seed: args.seed, pool, batch, sample: 24, max_tiles: args.max_tiles, max_time: Duration::from_secs(args.seconds) };
+    let cfg = DiscoverConfig { seed: args.seed, pool, batch, sample: 24, max_tiles: args.max_tiles, max_time: Duration::from_secs(args.seconds), screen_above: args.screen_above };
     eprintln!("discovering {} against {}", p.id, oracle.describe());
     let d = run(p, &oracle, base.arithmetic(p.a_fmt), &cfg, |r| {
         eprintln!("round {:>3} ({}): {} tiles run, {} models alive", r.round, r.stage, r.tiles_run, r.alive);

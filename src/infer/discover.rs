@@ -25,6 +25,8 @@ pub struct DiscoverConfig {
     pub sample: usize,
     pub max_tiles: usize,
     pub max_time: Duration,
+    /// Core models alive above which a round screens them on disputed elements alone.
+    pub screen_above: usize,
 }
 
 /// One round, for progress output.
@@ -166,15 +168,14 @@ impl<'a> Checks<'a> {
     }
 }
 
-/// Up to `PER_TILE` of the disputed elements of each tile run (the plain ones only when
+/// Up to `per_tile` of the disputed elements of each tile run (the plain ones only when
 /// `plain_only`, spread over the tile), each as a 1×1×k case with the oracle's D. Checking a
 /// model against these first costs a few dot products; a whole 64×8 tile costs 512.
-fn sentinels(run: &[(MmaCase, Vec<u64>)], plain: &[Vec<bool>], disputed: &[Vec<usize>], plain_only: bool) -> Vec<(MmaCase, Vec<u64>)> {
-    const PER_TILE: usize = 4;
+fn sentinels(run: &[(MmaCase, Vec<u64>)], plain: &[Vec<bool>], disputed: &[Vec<usize>], plain_only: bool, per_tile: usize) -> Vec<(MmaCase, Vec<u64>)> {
     let mut out = Vec::new();
     for (((t, d), mask), idx) in run.iter().zip(plain).zip(disputed) {
         let idx: Vec<usize> = idx.iter().copied().filter(|&i| !plain_only || mask[i]).collect();
-        let step = idx.len().div_ceil(PER_TILE).max(1);
+        let step = idx.len().div_ceil(per_tile).max(1);
         out.extend(idx.into_iter().step_by(step).map(|i| (element_case(t, i / t.n, i % t.n), vec![d[i]])));
     }
     out
@@ -223,6 +224,8 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
     let mut ending = "budget spent";
     // Models kept without being checked against the last tiles, because time ran out.
     let mut unchecked = 0;
+    // Core survivors screened on sentinels only, not yet checked against whole tiles.
+    let mut screened = false;
     let deadline = start + cfg.max_time;
     while recorded.len() < cfg.max_tiles && Instant::now() < deadline {
         let stage = if full_alive.is_some() { "special knobs" } else { "core knobs" };
@@ -292,10 +295,24 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
             .map(|(t, d)| (0..t.m).flat_map(|i| (0..t.n).map(move |j| (i, j))).map(|(i, j)| plain_element(t, i, j, d[i * t.n + j])).collect())
             .collect();
         let chosen_disputed: Vec<Vec<usize>> = order.iter().map(|&i| disputed[i].clone()).collect();
-        let round_sentinels = sentinels(&new, &new_plain, &chosen_disputed, full_alive.is_none());
+        // With very many alive (FP6 x FP6 into f16: over a million after the first tiles, most
+        // of them off the lane kernel), checking each against whole tiles costs more than the
+        // budget: screen them on more disputed elements alone, and check the survivors against
+        // whole tiles once few are left (below) or before the special stage (which checks
+        // every pair against every tile).
+        let screen = full_alive.is_none() && core_alive.len() > cfg.screen_above;
+        let per_tile = if screen { SCREEN_PER_TILE } else { SENTINELS_PER_TILE };
+        let round_sentinels = sentinels(&new, &new_plain, &chosen_disputed, full_alive.is_none(), per_tile);
         let before = full_alive.as_ref().map_or(core_alive.len(), Vec::len);
         // Checked models come first in the survivors, so the best one is always checked.
         unchecked = match &mut full_alive {
+            None if screen => {
+                screened = true;
+                let checks = Checks::new(&[], &[], true, &round_sentinels).ordered_for(&core_alive, draw, |c| at(c, None));
+                let (kept, left) = filter_until(&core_alive, deadline, |c| at(c, None).is_some_and(|a| checks.passes(&a)));
+                core_alive = kept;
+                left
+            }
             None => {
                 let checks = Checks::new(&new, &new_plain, true, &round_sentinels).ordered_for(&core_alive, draw, |c| at(c, None));
                 let (kept, left) = filter_until(&core_alive, deadline, |c| at(c, None).is_some_and(|a| checks.passes(&a)));
@@ -312,6 +329,14 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         recorded.extend(new);
         plain.extend(new_plain);
         all_sentinels.extend(round_sentinels);
+        if screened && unchecked == 0 && full_alive.is_none() && core_alive.len() <= cfg.screen_above {
+            // The screened survivors against every whole tile so far.
+            let checks = Checks::new(&recorded, &plain, true, &all_sentinels).ordered_for(&core_alive, draw, |c| at(c, None));
+            let (kept, left) = filter_until(&core_alive, deadline, |c| at(c, None).is_some_and(|a| checks.passes(&a)));
+            core_alive = kept;
+            unchecked = left;
+            screened = left > 0;
+        }
         let alive = full_alive.as_ref().map_or(core_alive.len(), Vec::len);
         barren = if alive == before { barren + 1 } else { 0 };
         let r = Round { round: rounds.len() + 1, stage, tiles_run: recorded.len(), alive };
@@ -324,6 +349,23 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         if alive == 0 {
             ending = "the GPU's results refute every model";
             break;
+        }
+    }
+    if screened && full_alive.is_none() {
+        // Screened only: check the survivors nearest to the base against every whole tile, in
+        // that order, for a short while, so the written model is one that passes them all.
+        let mut by_distance: Vec<(usize, Point)> = core_alive[..core_alive.len() - unchecked].iter().filter_map(|c| at(c, None).map(|a| (space::distance(&a, base), c.clone()))).collect();
+        by_distance.sort_by_key(|(d, _)| *d);
+        let checks = Checks::new(&recorded, &plain, true, &[]);
+        let until = Instant::now() + SCREEN_FINAL_CHECK;
+        let first = by_distance.iter().take_while(|_| Instant::now() < until).find(|(_, c)| at(c, None).is_some_and(|a| checks.passes(&a))).map(|(_, c)| c.clone());
+        // Only that one is known to pass every tile: it goes first, the rest count as unchecked.
+        if let Some(i) = first.as_ref().and_then(|c| core_alive.iter().position(|x| x == c)) {
+            core_alive[..=i].rotate_right(1);
+        }
+        unchecked = core_alive.len() - first.is_some() as usize;
+        if ending.starts_with("budget") {
+            ending = "budget spent while screening the models (the written model passes every tile run)";
         }
     }
     let survivors = full_alive.clone().unwrap_or_default();
@@ -359,6 +401,13 @@ fn normal_inputs(mut tile: MmaCase) -> MmaCase {
 
 /// A round runs `batch * SURVIVOR_WORK / alive` tiles (at least `MIN_BATCH`, at most `batch`).
 const SURVIVOR_WORK: usize = 8192;
+/// Disputed elements per tile a model is checked on: when checked whole tiles follow, and when
+/// screening.
+const SENTINELS_PER_TILE: usize = 4;
+const SCREEN_PER_TILE: usize = 32;
+/// At the end of a screened discovery, the most time spent finding the nearest survivor that
+/// passes every whole tile.
+const SCREEN_FINAL_CHECK: Duration = Duration::from_secs(20);
 const MIN_BATCH: usize = 8;
 
 /// Models sampled to order a round's checks (`Checks::calibrate`).
@@ -431,7 +480,7 @@ mod tests {
         let run: Vec<(MmaCase, Vec<u64>)> = [same, differ].into_iter().map(|c| { let d = t.run(&c).unwrap(); (c, d) }).collect();
         let plain: Vec<Vec<bool>> = run.iter().map(|(c, _)| vec![true; c.m * c.n]).collect();
         let bad: Vec<usize> = (0..run[1].1.len()).filter(|&i| w.run(&run[1].0).unwrap()[i] != run[1].1[i]).collect();
-        let sentinels = super::sentinels(&run[1..], &plain[1..], &[bad], false);
+        let sentinels = super::sentinels(&run[1..], &plain[1..], &[bad], false, super::SENTINELS_PER_TILE);
         assert!(!sentinels.is_empty());
         let mut checks = super::Checks::new(&run, &plain, false, &sentinels);
         assert_eq!(checks.order[0], 0);
