@@ -68,14 +68,17 @@ fn an_arithmetic_outside_the_space_shows_the_nearest() {
     assert!(text.contains("nearest: misses"), "{text}");
 }
 
-#[test]
-fn discover_recovers_a_planted_oracle() {
-    // The oracle stands in for the GPU: discovery must end at its knobs.
+/// `mmafuzz discover` against a planted oracle (blocks of 4, C fused, a 3-bit truncating
+/// window, RZ into f32), with `extra` arguments: its output, and the deciding tiles it recorded
+/// replayed on the model it wrote (every one must reproduce).
+fn discover_planted(extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let truth = dir.path().join("truth.toml");
     std::fs::write(&truth, "[blocks]\nwidth = 4\nc = \"fused\"\n[align]\nmode = \"truncate\"\nextra_bits = 3\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"\n[specials]\nnan = \"all_ones\"\nzero_sign = \"positive\"\n").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
-        .args(["discover", "--path", PATH, "--pool", "512", "--batch", "128", "--seconds", "120", "--oracle"])
+        .args(["discover", "--path", PATH, "--pool", "512", "--batch", "128", "--seconds", "120"])
+        .args(extra)
+        .arg("--oracle")
         .arg(&truth)
         .arg("--write")
         .arg(dir.path().join("found.toml"))
@@ -85,43 +88,31 @@ fn discover_recovers_a_planted_oracle() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert_eq!(agreed(&text, "blocks.width").as_deref(), Some("4"), "{text}");
-    assert_eq!(agreed(&text, "align.extra_bits").as_deref(), Some("3"), "{text}");
-    assert_eq!(agreed(&text, "specials.nan").as_deref(), Some("\"all_ones\""), "{text}");
     // The written model reproduces every deciding tile it recorded (a new corpus file: xz).
     let found = Model::load(dir.path().join("found.toml").to_str().unwrap()).unwrap();
     let (cases, bad) = mmafuzz::replay::read_corpus(&dir.path().join(format!("{PATH}.jsonl.xz"))).unwrap();
     assert!(bad.is_empty() && !cases.is_empty());
     let emu = Emulator::new(found);
-    assert!(cases.iter().all(|(c, d)| emu.run(c).unwrap() == *d));
+    assert!(cases.iter().all(|(c, d)| emu.run(c).unwrap() == *d), "the written model passes every whole tile run");
+    text
+}
+
+#[test]
+fn discover_recovers_a_planted_oracle() {
+    // The oracle stands in for the GPU: discovery must end at its knobs.
+    let text = discover_planted(&[]);
+    assert_eq!(agreed(&text, "blocks.width").as_deref(), Some("4"), "{text}");
+    assert_eq!(agreed(&text, "align.extra_bits").as_deref(), Some("3"), "{text}");
+    assert_eq!(agreed(&text, "specials.nan").as_deref(), Some("\"all_ones\""), "{text}");
 }
 
 /// Screening (every round checks the models on disputed elements alone, the survivors against
-/// whole tiles once few are left) ends at the same knobs, and the written model still
-/// reproduces every tile recorded.
+/// whole tiles once few are left) ends at the same knobs.
 #[test]
 fn discovery_that_screens_recovers_the_planted_oracle() {
-    let dir = tempfile::tempdir().unwrap();
-    let truth = dir.path().join("truth.toml");
-    std::fs::write(&truth, "[blocks]\nwidth = 4\nc = \"fused\"\n[align]\nmode = \"truncate\"\nextra_bits = 3\n[accumulator]\nformat = \"f32\"\nrounding = \"rz\"\n[specials]\nnan = \"all_ones\"\nzero_sign = \"positive\"\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
-        .args(["discover", "--path", PATH, "--pool", "512", "--batch", "128", "--seconds", "120", "--screen-above", "1", "--oracle"])
-        .arg(&truth)
-        .arg("--write")
-        .arg(dir.path().join("found.toml"))
-        .arg("--corpus")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let text = discover_planted(&["--screen-above", "1"]);
     assert_eq!(agreed(&text, "blocks.width").as_deref(), Some("4"), "{text}");
     assert_eq!(agreed(&text, "align.extra_bits").as_deref(), Some("3"), "{text}");
-    let found = Model::load(dir.path().join("found.toml").to_str().unwrap()).unwrap();
-    let (cases, bad) = mmafuzz::replay::read_corpus(&dir.path().join(format!("{PATH}.jsonl.xz"))).unwrap();
-    assert!(bad.is_empty() && !cases.is_empty());
-    let emu = Emulator::new(found);
-    assert!(cases.iter().all(|(c, d)| emu.run(c).unwrap() == *d), "the written model passes every whole tile run");
 }
 
 #[test]
