@@ -47,8 +47,8 @@ const INPUTS: &[&str] = &["finite", "inf", "inf-inf", "inf*0", "nan"];
 const RESULTS: &[&str] = &["+0", "-0", "subnormal", "normal", "top-binade", "+inf", "-inf", "nan"];
 const EXACTS: &[&str] = &["representable", "tie", "near-tie", "near-representable", "ordinary", "not-finite"];
 /// A chained block's sum against the accumulator's grid, where it is rounded before the next
-/// block takes it: a zero, on the grid, a tie, within 1/64 ulp of one, within 1/64 ulp of the grid,
-/// or elsewhere (bits the window dropped count as below the last kept place).
+/// block takes it: a zero, then as EXACTS (bits the window dropped count as below the last
+/// kept place).
 const STEPS: &[&str] = &["zero", "representable", "tie", "near-tie", "near-representable", "ordinary"];
 const VERDICTS: &[&str] = &["nearest", "faithful", "unfaithful", "special"];
 
@@ -548,26 +548,37 @@ fn step_rounding(sum: i128, grid: i32, lost: bool, acc: Format) -> (usize, bool)
         return (0, false);
     }
     let lead = grid + 127 - mag.leading_zeros() as i32;
-    let subnormal = lead < acc.emin();
-    let q = (lead - acc.precision() as i32 + 1).max(acc.min_lsb_exp());
-    if q <= grid {
-        return (if lost { 4 } else { 1 }, subnormal);
+    (1 + grid_place(mag, grid, lost, acc), lead < acc.emin())
+}
+
+/// Where `mag` units of 2^lo (with nonzero bits below them if `sticky`) lie against the grid of
+/// `fmt` at their magnitude (EXACTS index: on the grid, a tie, within 1/64 ulp of a tie, within
+/// 1/64 ulp of the grid, elsewhere).
+fn grid_place(mag: u128, lo: i32, sticky: bool, fmt: Format) -> usize {
+    let lead = lo + 127 - mag.leading_zeros() as i32;
+    let q = (lead - fmt.precision() as i32 + 1).max(fmt.min_lsb_exp());
+    if q <= lo {
+        return if sticky { 3 } else { 0 };
     }
-    let bits = (q - grid) as u32;
-    if bits >= 127 {
-        return (5, subnormal);
+    let ulp_bits = (q - lo) as u32;
+    if ulp_bits >= 127 {
+        return 4;
     }
-    let ulp = 1u128 << bits;
-    let (r, half) = (mag & (ulp - 1), ulp >> 1);
+    let ulp = 1u128 << ulp_bits;
+    let r = mag & (ulp - 1);
+    let half = ulp >> 1;
     let near = |dist: u128| dist.saturating_mul(64) < ulp;
-    let step = match (r, lost) {
-        (0, false) => 1,
-        (r, false) if r == half => 2,
-        (r, _) if r == half || near(r.abs_diff(half)) => 3,
-        (r, _) if r == 0 || near(r.min(ulp - r)) => 4,
-        _ => 5,
-    };
-    (step, subnormal)
+    if r == 0 && !sticky {
+        0
+    } else if r == half && !sticky {
+        1
+    } else if near(r.abs_diff(half)) {
+        2
+    } else if near(r.min(ulp - r)) {
+        3
+    } else {
+        4
+    }
 }
 
 #[derive(Default)]
@@ -601,31 +612,7 @@ fn rounding<'t>(out: Format, terms: impl Iterator<Item = &'t Term>, span: Option
     if mag == 0 && !sticky {
         return (0, verdict);
     }
-    let lead = lo + 127 - mag.leading_zeros() as i32;
-    let q = (lead - out.precision() as i32 + 1).max(out.min_lsb_exp());
-    if q <= lo {
-        return (0, verdict);
-    }
-    let ulp_bits = (q - lo) as u32;
-    if ulp_bits >= 127 {
-        return (4, verdict);
-    }
-    let ulp = 1u128 << ulp_bits;
-    let r = mag & (ulp - 1);
-    let half = ulp >> 1;
-    let near = |dist: u128| dist.saturating_mul(64) < ulp;
-    let exact = if r == 0 && !sticky {
-        0
-    } else if r == half && !sticky {
-        1
-    } else if near(r.abs_diff(half)) {
-        2
-    } else if near(r.min(ulp - r)) {
-        3
-    } else {
-        4
-    };
-    (exact, verdict)
+    (grid_place(mag, lo, sticky, out), verdict)
 }
 
 /// The exact sum of finite nonzero terms: sign, magnitude, the exponent of its last bit, and

@@ -306,15 +306,11 @@ pub fn discover(path: &PathSpec, oracle: &Side, base: &Arithmetic, cfg: &Discove
         let before = full_alive.as_ref().map_or(core_alive.len(), Vec::len);
         // Checked models come first in the survivors, so the best one is always checked.
         unchecked = match &mut full_alive {
-            None if screen => {
-                screened = true;
-                let checks = Checks::new(&[], &[], true, &round_sentinels).ordered_for(&core_alive, draw, |c| at(c, None));
-                let (kept, left) = filter_until(&core_alive, deadline, |c| at(c, None).is_some_and(|a| checks.passes(&a)));
-                core_alive = kept;
-                left
-            }
             None => {
-                let checks = Checks::new(&new, &new_plain, true, &round_sentinels).ordered_for(&core_alive, draw, |c| at(c, None));
+                // Screening leaves the whole tiles out.
+                screened |= screen;
+                let (tiles, tiles_plain) = if screen { (&new[..0], &new_plain[..0]) } else { (&new[..], &new_plain[..]) };
+                let checks = Checks::new(tiles, tiles_plain, true, &round_sentinels).ordered_for(&core_alive, draw, |c| at(c, None));
                 let (kept, left) = filter_until(&core_alive, deadline, |c| at(c, None).is_some_and(|a| checks.passes(&a)));
                 core_alive = kept;
                 left
