@@ -28,6 +28,8 @@ logs and work corpora under OUT/<arch>/<path>/.
 import argparse
 import concurrent.futures as cf
 import glob
+import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -67,6 +69,9 @@ def parse_args():
     p.add_argument("--check", action="store_true",
                    help="hunt the models already in models/<arch>/ again (no discovery, no re-inference): one hunt of "
                         "--tiles tiles (raise --max-dots for wide tiles), seed 200")
+    p.add_argument("--top-up", type=int, metavar="N",
+                   help="with --check: only models that agreed on fewer than N tiles so far (report/mmasim-results.jsonl as "
+                        "scripts/mmasim-table.py merges it), each hunted for the tiles it lacks (no --max-dots cap)")
     p.add_argument("--record-missing", action="store_true",
                    help="only record MMA-Sim's answers (--record tiles) for models that have no corpus/mmasim file yet")
     return p.parse_args()
@@ -114,6 +119,21 @@ def pairs(args):
                 continue  # no model of ours to check, and Hopper's own claims are the sm90 models'
             out.append({"arch": arch, "dir": d, "path": p, "mmasim": f"{kind} {name}", "measured": measured})
     return out
+
+
+def load_table():
+    """scripts/mmasim-table.py as a module (its results() merge and agreed_tiles())."""
+    spec = importlib.util.spec_from_file_location("mmasim_table", os.path.join(ROOT, "scripts", "mmasim-table.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def sha256(path):
+    """The hunted model file's hash: scripts/mmasim-table.py adds a later --check's tiles to the
+    hunt that approved the same file."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def run(cmd, log):
@@ -252,6 +272,8 @@ def one(args, pr):
     t0 = time.time()
     products = p["m"] * p["n"] * p["k"]
     tiles = min(args.tiles, int(args.max_dots / (p["m"] * p["n"])))
+    if args.check and args.top_up:
+        tiles = args.top_up - pr["agreed"]
     if pr["measured"]:
         tiles = max(1000, min(tiles, int(args.measured_products / products)))
     if pr["measured"] or args.check:
@@ -325,6 +347,7 @@ def one(args, pr):
     if args.check and not pr["measured"]:
         result["checked"] = True
         result["model"] = os.path.relpath(final, ROOT)
+        result["model_sha256"] = sha256(final)
         if not ok and div is not None:
             keep_findings(work, 1, d, pid)
     elif ok and not pr["measured"]:
@@ -332,6 +355,7 @@ def one(args, pr):
         shutil.copyfile(model, final + ".tmp")
         os.replace(final + ".tmp", final)
         result["model"] = os.path.relpath(final, ROOT)
+        result["model_sha256"] = sha256(final)
         if args.record:
             record(args, pr, log)
     result["seconds"] = round(time.time() - t0, 1)
@@ -358,6 +382,12 @@ def main():
         return
     if args.check:
         todo = [pr for pr in todo if not pr["measured"] and os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))]
+        if args.top_up:
+            table = load_table()
+            merged = table.results([os.path.join(ROOT, "report", "mmasim-results.jsonl")])
+            for pr in todo:
+                pr["agreed"] = table.agreed_tiles(merged.get((pr["arch"], pr["path"]["id"]), {}))
+            todo = [pr for pr in todo if pr["agreed"] < args.top_up]
     elif not args.redo:
         todo = [pr for pr in todo if pr["measured"] or not os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))]
     os.makedirs(args.out, exist_ok=True)

@@ -13,6 +13,7 @@ the part of README.md between the `mmasim-table` markers.
 
 import argparse
 import glob
+import hashlib
 import json
 import os
 import re
@@ -101,7 +102,10 @@ def pairs_listed():
 
 
 def results(files):
-    """(arch, path) -> the last result line (an agreeing one preferred)."""
+    """(arch, path) -> the last result line (an agreeing one preferred). A later `--check` line
+    of the same model file (same model_sha256, or the model file as it is now where the earlier
+    line predates the hash) adds its hunt to the line that approved the model: the tiles are
+    hunted with another seed, so both hunts together are the model's agreement."""
     best = {}
     for f in files:
         if not os.path.exists(f):
@@ -109,9 +113,35 @@ def results(files):
         for line in open(f):
             r = json.loads(line)
             key = (r["arch"], r["path"])
-            if key not in best or r["status"] == "agrees" or best[key]["status"] != "agrees":
+            old = best.get(key)
+            if r.get("checked") and old is not None and old["status"] == "agrees" and same_model(old, r):
+                if r["status"] == "agrees":
+                    merged = dict(old, model_sha256=r.get("model_sha256"))
+                    seen = {(h["seed"], h["tiles"]) for h in old["hunts"] if h.get("check")}
+                    merged["hunts"] = old["hunts"] + [dict(h, check=True) for h in r["hunts"] if (h["seed"], h["tiles"]) not in seen]
+                    best[key] = merged
+                else:
+                    best[key] = r  # a check that found divergences: the model is contradicted
+            elif old is None or r["status"] == "agrees" or old["status"] != "agrees":
                 best[key] = r
     return best
+
+
+def same_model(old, r):
+    if old.get("model_sha256") and r.get("model_sha256"):
+        return old["model_sha256"] == r["model_sha256"]
+    f = os.path.join(ROOT, r.get("model") or old.get("model") or "")
+    if not r.get("model_sha256") or not os.path.isfile(f):
+        return False
+    with open(f, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest() == r["model_sha256"]
+
+
+def agreed_tiles(r):
+    """Tiles the current model agreed on: the hunt that approved it and every check after it."""
+    hunts = r.get("hunts") or []
+    first = [h for h in hunts if not h.get("check")][-1:]
+    return sum(h.get("tiles") or 0 for h in first + [h for h in hunts if h.get("check")])
 
 
 def formats(pid):
@@ -152,7 +182,8 @@ def main():
             ours = load(f)
             knobs = ", ".join(diff(ours, ref)) if ref else "no Hopper counterpart (no FP32-input MMA)"
             ref_note = "" if not ref_id or ref_id == pid else f" (vs `{ref_id}`)"
-            agree = (f"{h['tiles']:,} tiles, {h['divergent_elements']} divergent elements"
+            checks = sum(1 for x in r.get("hunts") or [] if x.get("check"))
+            agree = (f"{agreed_tiles(r):,} tiles{f' ({checks + 1} hunts)' if checks else ''}, {h['divergent_elements']} divergent elements"
                      if h.get("tiles") else "corpus replay only")
             inst = r.get("mmasim", "")
             rows.append(f"| {arch} | `{pid}` ({inst}) | `{d}:{pid}` | {agree} | {knobs or 'none'}{ref_note} | {findings_of(d, pid)} |")
@@ -167,14 +198,14 @@ def main():
             h = min(r.get("hunts") or [{}], key=lambda x: x.get("divergent_elements") or 0)
             what = r["status"] if not h.get("tiles") else f"{r['status']}: {h['divergent_elements']:,} divergent elements in {h['tiles']:,} tiles"
             rows.append(f"| {arch} | `{r['path']}` ({r['mmasim']}) | none | {what} | | {findings_of(d, r['path'])} |")
-        total_tiles = sum((res.get((arch, p), {}).get("hunts") or [{}])[-1].get("tiles") or 0 for p in pids)
+        total_tiles = sum(agreed_tiles(res.get((arch, p), {})) for p in pids)
         summary.append(f"| {arch} | {len(pids)} | {len(measured)} | {len(missing)} | {total_tiles:,} |")
 
     findings = sorted(glob.glob(os.path.join(ROOT, "findings", "mmasim", "hopper", "*", "*.md")))
     table = ["| architecture | models (discovered against MMA-Sim) | measured sm90 models checked | not modelled yet | hunted tiles |",
              "|---|---|---|---|---|", *summary, "",
              "<details><summary>Per instruction: the model, its agreement with MMA-Sim, the knobs that differ from Hopper</summary>", "",
-             "| architecture | path (MMA-Sim's instruction) | model | agreement (last hunt against MMA-Sim) | knobs that differ from the sm90 model | findings |",
+             "| architecture | path (MMA-Sim's instruction) | model | agreement (the hunt against MMA-Sim that approved the model, plus later `--check` hunts on other tiles) | knobs that differ from the sm90 model | findings |",
              "|---|---|---|---|---|---|", *rows, "", "</details>", "",
              f"Findings where MMA-Sim and the H100 disagree ({len(findings)}, `findings/mmasim/hopper/`): FP64 NaN payloads only "
              "(`findings/mmasim/README.md` says which side the H100 takes). Findings under `findings/mmasim/<arch>/` are what "

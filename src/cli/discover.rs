@@ -123,7 +123,12 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 (format!("oracle ({what})"), format!("discovered against {what}"), format!("mmafuzz discover against {what}, {} tiles", d.decided_by.len()))
             }
         };
-        let origin = format!("Discovered by `mmafuzz discover --path {}`: {} rounds, {} {against} tiles, {} survivors", p.id, d.rounds.len(), d.decided_by.len(), d.survivors.len());
+        let left = if special_reached {
+            format!("{} survivors", d.survivors.len())
+        } else {
+            format!("{} core-knob survivors (special knobs not reached; the nearest one that passes every tile written)", d.core_survivors.len())
+        };
+        let origin = format!("Discovered by `mmafuzz discover --path {}`: {} rounds, {} {against} tiles, {left}", p.id, d.rounds.len(), d.decided_by.len());
         let text = mmafuzz::infer::model_text(&args.arch, p.id, best, &origin, &description, &source);
         mmafuzz::store::write_atomically(file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
         println!("wrote {}", file.display());
