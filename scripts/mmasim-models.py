@@ -107,9 +107,12 @@ def pairs(args):
         for p in paths(args.mmafuzz):
             if args.only and args.only not in p["id"] or any(x in p["id"] for x in args.skip):
                 continue
+            # Block-scaled paths (`...mxf8f6f4.block32....ue8m0`): the scale format and block.
+            block = re.search(r"\.block(\d+)\.", p["id"])
+            scale = (p["id"].rsplit(".", 1)[1], int(block.group(1))) if block else None
             try:
-                kind, name = oracle.instruction(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"])
-                oracle.op(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"])
+                kind, name = oracle.instruction(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"], scale)
+                oracle.op(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"], scale)
             except (ValueError, KeyError):
                 continue
             if kind != p["id"].split(".")[0]:
@@ -241,6 +244,17 @@ def fnuz_base(work):
     return f
 
 
+def scaled_kin(p, d):
+    """The discovery base of a block-scaled path: this architecture's model of the same
+    instruction without scales (MMA-Sim's ST_FDPA is its T_FDPA with the scales' exponents
+    added), e.g. `mma.m16n8k32.f32.e4m3.e2m1.f32` for `mma.m16n8k32.mxf8f6f4.block32.f32.e4m3.e2m1.f32.ue8m0`."""
+    if not re.search(r"\.block\d+\.", p["id"]):
+        return None
+    plain = re.sub(r"\.mxf\w+\.block\d+\.", ".", p["id"]).rsplit(".", 1)[0]
+    f = os.path.join(ROOT, "models", d, plain + ".toml")
+    return f if os.path.exists(f) else None
+
+
 def fp8_kin(p, d):
     """The discovery base of a kind::f8f6f4 path with FP6/FP4 operands, and of tcgen05's FP8 with
     f16 D (too slow to discover from Hopper's wgmma, whose FP8 arithmetic is narrower): the
@@ -288,7 +302,7 @@ def one(args, pr):
         for ending in CORPUS_ENDINGS:
             if os.path.exists(os.path.join(corpus, pid + ending)):
                 os.remove(os.path.join(corpus, pid + ending))
-        kin = fnuz_base(work) if p["a_fmt"].endswith("fnuz") else fp8_kin(p, d)
+        kin = fnuz_base(work) if p["a_fmt"].endswith("fnuz") else scaled_kin(p, d) or fp8_kin(p, d)
         base = ["--base", kin] if kin else []
         if kin:
             result["discover_base"] = os.path.relpath(kin, ROOT)

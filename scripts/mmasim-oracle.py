@@ -45,6 +45,9 @@ BYTE_SHIFT = {"e2m1": 2}
 F8F6F4_ONLY = {"e3m2", "e2m3", "e2m1"}
 # AMD's FP8 are the "fnuz" variants; mmafuzz names them so in its formats where it has them.
 AMD_FORMATS = {"fp8": "e4m3fnuz", "bf8": "e5m2fnuz"}
+# Block scales (block-scaled MMAs): torch dtype of each scale format (MMA-Sim clears ue4m3's
+# sign bit itself).
+SCALES = {"ue8m0": "float8_e8m0fnu", "ue4m3": "float8_e4m3fn"}
 RAW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SIGNED = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
 
@@ -89,15 +92,18 @@ class Oracle:
         self.torch, self.nv, self.amd = load(args)
         self.ops = {}
 
-    def op(self, m, n, k, a_fmt, b_fmt, c_fmt):
+    def op(self, m, n, k, a_fmt, b_fmt, c_fmt, scale=None):
         if self.args.instruction:
             kind, name = self.args.instruction.split(":", 1)
         else:
-            kind, name = self.instruction(m, n, k, a_fmt, b_fmt, c_fmt)
+            kind, name = self.instruction(m, n, k, a_fmt, b_fmt, c_fmt, scale)
         key = (kind, name)
         if key not in self.ops:
             try:
-                cls = {"mma": self.nv.MMA, "wgmma": self.nv.WGMMA, "tcgen05": self.nv.TCGen05MMA, "mfma": getattr(self.amd, "MFMA", None)}[kind]
+                if ".block" in name:  # block-scaled: MMA-Sim's *BlockScale classes
+                    cls = {"mma": self.nv.MMABlockScale, "tcgen05": self.nv.TCGen05MMABlockScale}[kind]
+                else:
+                    cls = {"mma": self.nv.MMA, "wgmma": self.nv.WGMMA, "tcgen05": self.nv.TCGen05MMA, "mfma": getattr(self.amd, "MFMA", None)}[kind]
                 self.ops[key] = cls(self.args.arch, name)
             except (AssertionError, KeyError, TypeError) as e:
                 self.ops[key] = ValueError(f"MMA-Sim has no {kind} {name} on {self.args.arch}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
@@ -106,10 +112,18 @@ class Oracle:
             raise op
         return op
 
-    def instruction(self, m, n, k, a_fmt, b_fmt, c_fmt):
+    def instruction(self, m, n, k, a_fmt, b_fmt, c_fmt, scale=None):
         """MMA-Sim's (kind, name) for a tile: mfma on AMD architectures, tcgen05.mma for
-        M = 64 on Blackwell, wgmma for M = 64 elsewhere, mma.sync otherwise."""
+        M = 64 on Blackwell, wgmma for M = 64 elsewhere, mma.sync otherwise. `scale`: (format,
+        block) of block-scaled tiles, which are kind::mxf8f6f4 (kind::mxf4nvf4 for e2m1 at
+        K = 64; not modelled by mmafuzz yet)."""
         arch = self.args.arch
+        if scale is not None:
+            fmt, block = scale
+            kind = "mxf8f6f4" if k == 32 else "mxf4nvf4"
+            if m >= 64:  # Blackwell's tcgen05.mma (MMA-Sim has its block-scaled forms at M = 128)
+                return "tcgen05", f"m{m}n{n}k{k}.kind::{kind}.block{block}.{c_fmt}.{a_fmt}.{b_fmt}.{fmt}"
+            return "mma", f"m{m}n{n}k{k}.kind::{kind}.block{block}.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}.{fmt}"
         if arch.startswith("CDNA"):
             return "mfma", self.mfma_name(m, n, k, a_fmt, b_fmt, c_fmt)
         if m == 64 and arch == "Blackwell":
@@ -146,22 +160,35 @@ class Oracle:
             raw = np.left_shift(raw, BYTE_SHIFT[fmt])
         return self.torch.from_numpy(np.ascontiguousarray(raw).view(SIGNED[width])).view(getattr(self.torch, name))
 
-    def run(self, a, b, c, a_fmt, b_fmt, c_fmt):
-        """D (raw bits, N×m×n) of tiles given as raw-bit arrays a N×m×k, b N×k×n, c N×m×n."""
+    def run(self, a, b, c, a_fmt, b_fmt, c_fmt, scales=None):
+        """D (raw bits, N×m×n) of tiles given as raw-bit arrays a N×m×k, b N×k×n, c N×m×n;
+        `scales`: (format, block, scale_a N×m×(k/block), scale_b N×(k/block)×n) of block-scaled
+        tiles, uint8 bit patterns."""
         for f in (a_fmt, b_fmt, c_fmt):
             if f not in FORMATS:
                 raise ValueError(f"MMA-Sim has no {f} tiles")
         t, m, k = a.shape
         n = b.shape[2]
-        op = self.op(m, n, k, a_fmt, b_fmt, c_fmt)
+        if scales is not None and scales[0] not in SCALES:
+            raise ValueError(f"MMA-Sim has no {scales[0]} block scales")
+        op = self.op(m, n, k, a_fmt, b_fmt, c_fmt, None if scales is None else scales[:2])
         A, B, C = self.tensor(a, a_fmt), self.tensor(b, b_fmt), self.tensor(c, c_fmt)
+        if scales is not None:
+            dtype = getattr(self.torch, SCALES[scales[0]])
+            SA, SB = (self.torch.from_numpy(np.ascontiguousarray(x, np.uint8)).view(dtype) for x in scales[2:])
         out = []
         for i in range(0, t, self.args.batch):
             sa, sb, sc = A[i:i + self.args.batch], B[i:i + self.args.batch], C[i:i + self.args.batch]
-            # Row i of A and column j of B as the [..., K] vectors of D[i][j] (MMA-Sim's dpa).
+            # Row i of A and column j of B as the [..., K] vectors of D[i][j] (MMA-Sim's dpa);
+            # their block scales likewise, as [..., K/block] vectors.
             av = sa[:, :, None, :].expand(-1, -1, n, -1)
             bv = sb.transpose(1, 2)[:, None, :, :].expand(-1, m, -1, -1)
-            out.append(op.dpa(av, bv, sc))
+            if scales is None:
+                out.append(op.dpa(av, bv, sc))
+            else:
+                alpha = SA[i:i + self.args.batch][:, :, None, :].expand(-1, -1, n, -1)
+                beta = SB[i:i + self.args.batch].transpose(1, 2)[:, None, :, :].expand(-1, m, -1, -1)
+                out.append(op.dpa(av, bv, sc, alpha, beta))
         d = self.torch.cat(out)
         width = FORMATS[c_fmt][1]
         bits = d.contiguous().view(getattr(self.torch, f"int{8 * width}") if width > 1 else self.torch.uint8).numpy().view(RAW[width]).copy()
@@ -185,16 +212,22 @@ def serve_jsonl(oracle):
         # Tiles of one kind together (a batch is usually all one kind).
         groups = {}
         for i, case in enumerate(lines):
-            key = (case["a_fmt"], case.get("b_fmt", case["a_fmt"]), case["c_fmt"], case["m"], case["n"], case["k"], "meta" in case)
+            scale = (case["scale_fmt"], case["scale_block"]) if "scale_fmt" in case else None
+            key = (case["a_fmt"], case.get("b_fmt", case["a_fmt"]), case["c_fmt"], case["m"], case["n"], case["k"], "meta" in case, scale)
             groups.setdefault(key, []).append(i)
-        for (af, bf, cf, m, n, k, sparse), idx in groups.items():
+        for (af, bf, cf, m, n, k, sparse, scale), idx in groups.items():
             try:
                 if sparse:
                     raise ValueError("MMA-Sim has no 2:4 sparse instructions")
                 if af not in FORMATS or bf not in FORMATS or cf not in FORMATS:
                     raise ValueError(f"MMA-Sim has no {af}/{bf} -> {cf} tiles")
                 arr = lambda key, f, shape: np.array([[int(x, 16) for x in lines[i][key]] for i in idx], RAW[FORMATS[f][1]]).reshape(len(idx), *shape)
-                d = oracle.run(arr("a", af, (m, k)), arr("b", bf, (k, n)), arr("c", cf, (m, n)), af, bf, cf)
+                scales = None
+                if scale is not None:
+                    blocks = k // scale[1]
+                    sarr = lambda key, shape: np.array([[int(x, 16) for x in lines[i][key]] for i in idx], np.uint8).reshape(len(idx), *shape)
+                    scales = (*scale, sarr("scale_a", (m, blocks)), sarr("scale_b", (blocks, n)))
+                d = oracle.run(arr("a", af, (m, k)), arr("b", bf, (k, n)), arr("c", cf, (m, n)), af, bf, cf, scales)
                 digits = 2 * FORMATS[cf][1]
                 for t, i in enumerate(idx):
                     answers[i] = json.dumps({"d": [format(int(x), f"0{digits}x") for x in d[t].ravel()]})
@@ -217,7 +250,10 @@ def serve_npz(oracle):
             h = json.loads(bytes(z["header"]).decode())
             if "meta" in z.files:
                 raise ValueError("MMA-Sim has no 2:4 sparse instructions")
-            d = oracle.run(z["a"], z["b"], z["c"], h["a_fmt"], h["b_fmt"], h["c_fmt"])
+            scales = None
+            if "scale_a" in z.files:
+                scales = (h["scale_fmt"], h["scale_block"], z["scale_a"], z["scale_b"])
+            d = oracle.run(z["a"], z["b"], z["c"], h["a_fmt"], h["b_fmt"], h["c_fmt"], scales)
             buf = io.BytesIO()
             np.savez(buf, d=d)
             answer = buf.getvalue()

@@ -3,9 +3,12 @@
 //! One JSON object per line: `{"a_fmt":"f16","c_fmt":"f32","m":16,"n":8,"k":16,"a":[...],
 //! "b":[...],"c":[...]}`, A m×k, B k×n, C m×n, all row-major, every element the raw bit pattern
 //! in lowercase hex without `0x`. Results repeat the input and add `"d"` (layout and format of C).
-//! Fields we do not know are kept as they came, in order.
+//! Fields we do not know are kept as they came, in order. A block-scaled case adds
+//! `"scale_fmt"` (`ue8m0`/`ue4m3`), `"scale_block"` (elements along K per scale), `"scale_a"`
+//! (m×(k/block)) and `"scale_b"` ((k/block)×n), each scale two hex digits.
 
-use crate::format::Format;
+use crate::blockscale::{BlockScales, ScaleFormat};
+use crate::format::{Decoded, Format};
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
@@ -31,6 +34,10 @@ pub struct MmaCase {
     /// value t of row i is A[i][4·(t/2) + meta[i·k/2 + t]]. Each pair's two indices increase
     /// (`::ordered_metadata`). The dot product is over the k/2 kept values.
     pub meta: Option<Vec<u8>>,
+    /// Block scales of a block-scaled MMA (`"scale_fmt"`, `"scale_block"`, `"scale_a"`,
+    /// `"scale_b"` in the interchange format): each element of A and B enters the dot product
+    /// multiplied by its block's scale. See [`crate::blockscale`].
+    pub scales: Option<BlockScales>,
     /// Every other field of the input line, in order (provenance, recipes, previous results).
     pub extra: Map<String, Value>,
 }
@@ -61,6 +68,7 @@ impl MmaCase {
             b: vec![0; k * n],
             c: vec![0; m * n],
             meta: None,
+            scales: None,
             extra: Map::new(),
         }
     }
@@ -111,6 +119,7 @@ impl MmaCase {
             b: picks.iter().flat_map(|&kk| self.b[kk * self.n..(kk + 1) * self.n].iter().copied()).collect(),
             c: self.c[i * self.n..(i + 1) * self.n].to_vec(),
             meta: None,
+            scales: None,
             extra: self.extra.iter().filter(|(k, _)| *k == "op").map(|(k, v)| (k.clone(), v.clone())).collect(),
             ..*self
         })
@@ -150,6 +159,9 @@ impl MmaCase {
                 return Err(field_err("meta", format!("pair {t} is {:?}: each pair's indices must increase within 0..=3", &meta[2 * t..2 * t + 2])));
             }
         }
+        if let Some(s) = &self.scales {
+            self.validate_scales(s)?;
+        }
         for (name, v, len, f) in [
             ("a", &self.a, a_len, self.a_fmt),
             ("b", &self.b, self.k * self.n, self.b_fmt),
@@ -165,6 +177,34 @@ impl MmaCase {
             }
         }
         Ok(())
+    }
+
+    fn validate_scales(&self, s: &BlockScales) -> Result<(), FieldError> {
+        if self.meta.is_some() || self.c_fmt.is_integer() {
+            return Err(field_err("scale_fmt", "block scales go with dense floating-point tiles only"));
+        }
+        if s.block == 0 || self.k % s.block != 0 {
+            return Err(field_err("scale_block", format!("{} does not divide K = {}", s.block, self.k)));
+        }
+        let blocks = self.k / s.block;
+        for (name, v, len) in [("scale_a", &s.a, self.m * blocks), ("scale_b", &s.b, blocks * self.n)] {
+            if v.len() != len {
+                return Err(field_err(name, format!("has {} scales, {} blocks of {} need {len}", v.len(), blocks, s.block)));
+            }
+            if let Some(i) = v.iter().position(|&x| x > s.fmt.max_bits()) {
+                return Err(field_err(name, format!("scale {i} ({:02x}) is not a {} bit pattern (at most {:02x})", v[i], s.fmt, s.fmt.max_bits())));
+            }
+        }
+        Ok(())
+    }
+
+    /// The scale factor of A's element (i, kk) and of B's element (kk, j), decoded; `None` for
+    /// a case without block scales.
+    pub fn scale_of_a(&self, i: usize, kk: usize) -> Option<Decoded> {
+        self.scales.as_ref().map(|s| s.fmt.decode(s.a_at(i, kk, self.k)))
+    }
+    pub fn scale_of_b(&self, kk: usize, j: usize) -> Option<Decoded> {
+        self.scales.as_ref().map(|s| s.fmt.decode(s.b_at(kk, j, self.n)))
     }
 
     /// Parse one interchange line.
@@ -212,7 +252,8 @@ impl MmaCase {
             ),
             Some(_) => return Err(field_err("meta", "expected an array of indices 0 to 3")),
         };
-        let case = MmaCase { a_fmt, b_fmt, c_fmt, m, n, k, a, b, c, meta, extra: obj };
+        let scales = parse_scales(&mut obj)?;
+        let case = MmaCase { a_fmt, b_fmt, c_fmt, m, n, k, a, b, c, meta, scales, extra: obj };
         case.validate()?;
         Ok(case)
     }
@@ -233,6 +274,12 @@ impl MmaCase {
         obj.insert("c".into(), hex_array(&self.c, self.c_fmt));
         if let Some(meta) = &self.meta {
             obj.insert("meta".into(), meta.iter().map(|&x| Value::from(x)).collect());
+        }
+        if let Some(s) = &self.scales {
+            obj.insert("scale_fmt".into(), s.fmt.name().into());
+            obj.insert("scale_block".into(), s.block.into());
+            obj.insert("scale_a".into(), s.a.iter().map(|&x| Value::String(format!("{x:02x}"))).collect());
+            obj.insert("scale_b".into(), s.b.iter().map(|&x| Value::String(format!("{x:02x}"))).collect());
         }
         for (key, v) in &self.extra {
             if !obj.contains_key(key) {
@@ -262,6 +309,44 @@ impl MmaCase {
             }
         }
     }
+}
+
+/// The block scales of a line: all four fields or none.
+fn parse_scales(obj: &mut Map<String, Value>) -> Result<Option<BlockScales>, FieldError> {
+    const KEYS: [&str; 4] = ["scale_fmt", "scale_block", "scale_a", "scale_b"];
+    let present: Vec<&str> = KEYS.into_iter().filter(|k| obj.contains_key(*k)).collect();
+    if present.is_empty() {
+        return Ok(None);
+    }
+    if let Some(missing) = KEYS.into_iter().find(|k| !present.contains(k)) {
+        return Err(field_err(missing, format!("missing: a block-scaled case has all of {}", KEYS.join(", "))));
+    }
+    let fmt = match obj.shift_remove("scale_fmt") {
+        Some(Value::String(s)) => s.parse::<ScaleFormat>().map_err(|e| field_err("scale_fmt", e))?,
+        _ => return Err(field_err("scale_fmt", "expected \"ue8m0\" or \"ue4m3\"")),
+    };
+    let block = match obj.shift_remove("scale_block") {
+        Some(Value::Number(n)) => n.as_u64().filter(|&v| (1..=1 << 20).contains(&v)).map(|v| v as usize),
+        _ => None,
+    }
+    .ok_or_else(|| field_err("scale_block", "expected a positive integer (elements along K per scale)"))?;
+    let mut bytes = |key: &str| -> Result<Vec<u8>, FieldError> {
+        let Some(Value::Array(items)) = obj.shift_remove(key) else {
+            return Err(field_err(key, "expected an array of two-hex-digit scale bit patterns"));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x.as_str()
+                    .filter(|s| (1..=2).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_hexdigit()))
+                    .map(|s| u8::from_str_radix(s, 16).expect("checked hex"))
+                    .ok_or_else(|| field_err(key, format!("element {i} is not a scale bit pattern (one or two hex digits)")))
+            })
+            .collect()
+    };
+    let (a, b) = (bytes("scale_a")?, bytes("scale_b")?);
+    Ok(Some(BlockScales { fmt, block, a, b }))
 }
 
 /// Format a bit pattern as the interchange format writes it.

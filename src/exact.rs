@@ -64,8 +64,12 @@ pub fn exact_element(case: &MmaCase, i: usize, j: usize) -> Exact {
             }
             continue;
         }
-        let a = case.a_fmt.decode(case.a_at(i, kk));
-        let b = case.b_fmt.decode(case.b_at(kk, j));
+        let mut a = case.a_fmt.decode(case.a_at(i, kk));
+        let mut b = case.b_fmt.decode(case.b_at(kk, j));
+        if let (Some(sa), Some(sb)) = (case.scale_of_a(i, kk), case.scale_of_b(kk, j)) {
+            a = crate::blockscale::scaled(a, sa);
+            b = crate::blockscale::scaled(b, sb);
+        }
         let neg = a.neg ^ b.neg;
         match (a.class, b.class) {
             (Class::Nan, _) | (_, Class::Nan) => nan = true,

@@ -248,8 +248,40 @@ pub fn path_case<R: Rng>(rng: &mut R, p: &crate::exec::PathSpec) -> MmaCase {
     if p.sparse() {
         c = crate::sparse::sparsify(rng, &c, p.one_of_two());
     }
+    if let Some((fmt, block)) = p.block_scale() {
+        c.scales = Some(block_scales(rng, fmt, block, c.m, c.n, c.k));
+    }
     p.conform(&mut c);
     c
+}
+
+/// Edge-biased block scales: mostly near 1 (where the elements' own edges show), the ends of
+/// the scale's range (products pushed below the accumulator's range or past it), a NaN now and
+/// then, and whole tiles of one scale (every block aligned alike).
+pub fn block_scales<R: Rng>(rng: &mut R, fmt: crate::blockscale::ScaleFormat, block: usize, m: usize, n: usize, k: usize) -> crate::blockscale::BlockScales {
+    use crate::blockscale::ScaleFormat;
+    let mut s = crate::blockscale::BlockScales::ones(fmt, block, m, n, k);
+    let one = s.a.first().copied().unwrap_or(127);
+    let max = fmt.max_bits();
+    let draw = |rng: &mut R| -> u8 {
+        match rng.gen_range(0..100) {
+            0..=39 => one,
+            40..=69 => (one as i32 + rng.gen_range(-8..=8)).clamp(0, max as i32 - 1) as u8,
+            70..=79 => [0, 1, max - 2, max - 1][rng.gen_range(0..4)],
+            80..=97 => rng.gen_range(0..max),
+            _ => match fmt {
+                ScaleFormat::Ue8m0 => 0xff,
+                ScaleFormat::Ue4m3 => [0x7f, 0][rng.gen_range(0..2)],
+            },
+        }
+    };
+    if rng.gen_bool(0.25) {
+        let v = draw(rng);
+        s.a.iter_mut().chain(s.b.iter_mut()).for_each(|x| *x = v);
+    } else {
+        s.a.iter_mut().chain(s.b.iter_mut()).for_each(|x| *x = draw(rng));
+    }
+    s
 }
 
 /// Generate one case with a given recipe, A and B in the formats `(a_fmt, b_fmt)`.

@@ -24,6 +24,7 @@
 //! ```
 
 pub mod bench;
+pub mod blockscale;
 pub mod case;
 pub mod corpus;
 pub mod engine;

@@ -4,6 +4,8 @@
 //! Members, every tile row-major as in JSONL:
 //! - `a` N×m×k (N×m×(k/2), the kept values, when `meta` is there), `b` N×k×n, `c` N×m×n;
 //! - `meta` (2:4 sparse tiles) N×m×(k/2) uint8, each kept value's index 0..3 in its group of four;
+//! - `scale_a` N×m×(k/block) and `scale_b` N×(k/block)×n uint8 (block-scaled tiles), with
+//!   `"scale_fmt"` (`ue8m0`/`ue4m3`) and `"scale_block"` in the header;
 //! - `header`: 1-D uint8, the bytes of a JSON object `{"a_fmt":"f16","b_fmt":"f16","c_fmt":"f32"}`
 //!   with `"op":"xor"` where the tiles pair bits by XOR; other keys are kept and written back;
 //! - `d` (results) N×m×n in C's format.
@@ -262,6 +264,9 @@ pub struct Batch {
     b: Array,
     c: Array,
     meta: Option<Array>,
+    /// Block scales (both or neither), each with the header's `scale_fmt` and `scale_block`.
+    scale_a: Option<Array>,
+    scale_b: Option<Array>,
     d: Option<Array>,
 }
 
@@ -291,6 +296,7 @@ impl Batch {
         const HEADER: &str = "a 1-D uint8 array of JSON text: np.frombuffer(json.dumps(h).encode(), np.uint8)";
         let header = member("header").map_err(|e| NpzError { message: format!("{}; the header is {HEADER}", e.message), ..e })?;
         let (a, b, c, meta, d) = (member("a")?, member("b")?, member("c")?, member("meta")?, member("d")?);
+        let (scale_a, scale_b) = (member("scale_a")?, member("scale_b")?);
         let required = |m: Option<Member>, name: &str| {
             m.ok_or_else(|| err(Some(name), "missing: an npz of tiles holds a, b, c and header (and meta for sparse tiles)".into()))
         };
@@ -384,6 +390,34 @@ impl Batch {
                 Some(Array { storage: Storage::Raw, width: 1, shape: m.shape, bytes: m.bytes })
             }
         };
+        let (scale_a, scale_b) = match (scale_a, scale_b) {
+            (None, None) => (None, None),
+            (Some(sa), Some(sb)) => {
+                let block = header.get("scale_block").and_then(Value::as_u64).filter(|&b| b > 0 && k % b as usize == 0).ok_or_else(|| {
+                    err(Some("header"), format!("block-scaled tiles need \"scale_block\": the elements along K (k = {k}) per scale, dividing k"))
+                })? as usize;
+                match header.get("scale_fmt").and_then(Value::as_str).map(str::parse::<crate::blockscale::ScaleFormat>) {
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(err(Some("header"), format!("scale_fmt: {e}"))),
+                    None => return Err(err(Some("header"), "block-scaled tiles need \"scale_fmt\": \"ue8m0\" or \"ue4m3\"".into())),
+                }
+                let blocks = k / block;
+                let scales = |m: Member, name: &str, want: [usize; 3]| -> Result<Array, NpzError> {
+                    if !matches!(m.ty.type_char(), TypeChar::Uint | TypeChar::Int | TypeChar::RawData) || m.ty.size_field() != 1 {
+                        return Err(err(Some(name), format!("dtype {} is not uint8 (one scale bit pattern per block)", dtype_name(&m.ty))));
+                    }
+                    if m.shape != want {
+                        return Err(err(Some(name), format!("shape {:?} is not {want:?} ({blocks} blocks of {block} along k = {k})", m.shape)));
+                    }
+                    Ok(Array { storage: Storage::Raw, width: 1, shape: m.shape, bytes: m.bytes })
+                };
+                (Some(scales(sa, "scale_a", [tiles, rows, blocks])?), Some(scales(sb, "scale_b", [tiles, blocks, cols])?))
+            }
+            (a, _) => {
+                let (has, lacks) = if a.is_some() { ("scale_a", "scale_b") } else { ("scale_b", "scale_a") };
+                return Err(err(Some(lacks), format!("missing: '{has}' is there, and block-scaled tiles need both")));
+            }
+        };
         let d = match d {
             None => None,
             Some(m) if m.shape == c.shape => Some(array(m, c_fmt, "d")?),
@@ -414,6 +448,8 @@ impl Batch {
             b: array(b, b_fmt, "b")?,
             c: array(c, c_fmt, "c")?,
             meta,
+            scale_a,
+            scale_b,
             d,
         })
     }
@@ -423,11 +459,12 @@ impl Batch {
     pub fn from_cases(cases: &[MmaCase]) -> Result<Batch, NpzError> {
         let err = |tile: Option<usize>, message: String| NpzError { file: None, member: None, tile, message };
         let first = cases.first().ok_or_else(|| err(None, "no tiles: an npz needs one to know its shape and formats".into()))?;
-        let kind = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs());
+        let kind = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs(), c.scales.as_ref().map(|s| (s.fmt, s.block)));
         let describe = |c: &MmaCase| {
             let sparse = if c.meta.is_some() { " sparse" } else { "" };
             let xor = if c.xor_pairs() { " xor" } else { "" };
-            format!("{}x{}x{} {}/{} into {}{sparse}{xor}", c.m, c.n, c.k, c.a_fmt, c.b_fmt, c.c_fmt)
+            let scaled = c.scales.as_ref().map(|s| format!(" scaled by {} per {}", s.fmt, s.block)).unwrap_or_default();
+            format!("{}x{}x{} {}/{} into {}{sparse}{xor}{scaled}", c.m, c.n, c.k, c.a_fmt, c.b_fmt, c.c_fmt)
         };
         if let Some(i) = cases.iter().position(|c| kind(c) != kind(first)) {
             return Err(err(
@@ -454,6 +491,18 @@ impl Batch {
         if first.xor_pairs() {
             header.insert("op".into(), "xor".into());
         }
+        let (mut scale_a, mut scale_b) = (None, None);
+        if let Some(s) = &first.scales {
+            header.insert("scale_fmt".into(), s.fmt.name().into());
+            header.insert("scale_block".into(), s.block.into());
+            let blocks = k / s.block;
+            let gather = |shape: Vec<usize>, part: &dyn Fn(&crate::blockscale::BlockScales) -> &[u8]| {
+                let bytes = cases.iter().flat_map(|c| part(c.scales.as_ref().expect("same kind as the first")).iter().copied()).collect();
+                Array { storage: Storage::Raw, width: 1, shape, bytes }
+            };
+            scale_a = Some(gather(vec![tiles, m, blocks], &|s| &s.a));
+            scale_b = Some(gather(vec![tiles, blocks, n], &|s| &s.b));
+        }
         Ok(Batch {
             a_fmt: first.a_fmt,
             b_fmt: first.b_fmt,
@@ -468,6 +517,8 @@ impl Batch {
             b: fill(first.b_fmt, [tiles, k, n], &|c| &c.b),
             c: fill(first.c_fmt, [tiles, m, n], &|c| &c.c),
             meta,
+            scale_a,
+            scale_b,
             d: None,
         })
     }
@@ -491,13 +542,22 @@ impl Batch {
             b: bits(&self.b, self.b_fmt, "b")?,
             c: bits(&self.c, self.c_fmt, "c")?,
             meta: self.meta.as_ref().map(|m| m.tile_bytes(tile).to_vec()),
+            scales: self.scales(tile),
             extra,
         };
         case.validate().map_err(|FieldError { field, message }| {
-            let member = if ["a", "b", "c", "meta"].contains(&field.as_str()) { field } else { "header".into() };
+            let member = if ["a", "b", "c", "meta", "scale_a", "scale_b"].contains(&field.as_str()) { field } else { "header".into() };
             self.err(Some(&member), Some(tile), message)
         })?;
         Ok(case)
+    }
+
+    /// Tile `tile`'s block scales (the header's format and block were checked on reading).
+    fn scales(&self, tile: usize) -> Option<crate::blockscale::BlockScales> {
+        let (sa, sb) = (self.scale_a.as_ref()?, self.scale_b.as_ref()?);
+        let fmt = self.header.get("scale_fmt")?.as_str()?.parse().ok()?;
+        let block = self.header.get("scale_block")?.as_u64()? as usize;
+        Some(crate::blockscale::BlockScales { fmt, block, a: sa.tile_bytes(tile).to_vec(), b: sb.tile_bytes(tile).to_vec() })
     }
 
     /// Tiles `range` as cases, converted in parallel; the error is the first bad tile's.
@@ -559,7 +619,7 @@ impl Batch {
     fn write_to<W: Write + Seek>(&self, out: W) -> std::io::Result<()> {
         let header = serde_json::to_vec(&self.header_json()).expect("a JSON map serialises");
         let header = Array { storage: Storage::Raw, width: 1, shape: vec![header.len()], bytes: header };
-        let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("d", self.d.as_ref()), ("header", Some(&header))];
+        let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("scale_a", self.scale_a.as_ref()), ("scale_b", self.scale_b.as_ref()), ("d", self.d.as_ref()), ("header", Some(&header))];
         let mut npz = NpzWriter::new(out);
         for (name, arr) in members {
             let Some(arr) = arr else { continue };

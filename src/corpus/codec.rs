@@ -32,11 +32,16 @@ fn err(field: &str, message: impl Into<String>) -> FieldError {
 }
 
 /// FNV-1a over the little-endian bytes of every A, B and C bit pattern (then a sparse tile's
-/// metadata indices, one byte each), as 16 hex digits.
+/// metadata indices, one byte each, or a block-scaled tile's scale format, block size and
+/// scales), as 16 hex digits.
 pub fn inputs_hash(c: &MmaCase) -> String {
     let mut bytes: Vec<u8> = c.a.iter().chain(&c.b).chain(&c.c).flat_map(|x| x.to_le_bytes()).collect();
     // A sparse tile's metadata is part of its inputs (dense tiles hash as they always did).
     bytes.extend(c.meta.iter().flatten());
+    // So are a block-scaled tile's scales, with their format and block size.
+    if let Some(s) = &c.scales {
+        bytes.extend(s.fmt.name().bytes().chain((s.block as u64).to_le_bytes()).chain(s.a.iter().copied()).chain(s.b.iter().copied()));
+    }
     format!("{:016x}", crate::hunt::finding::fnv1a(&bytes))
 }
 
@@ -92,8 +97,14 @@ pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
     // A sparse row's terms are its kept values with the rows of B they select.
     let picks = c.picks(i);
     let terms_k = if picks.is_some() { c.k / 2 } else { c.k };
+    // A block-scaled tile's elements enter with their scales (NaN scales as NaN).
+    let scale = |s: Option<crate::format::Decoded>| match s {
+        None => 1.0,
+        Some(d) if d.class == crate::format::Class::Nan => f64::NAN,
+        Some(d) => d.sig as f64 * crate::format::pow2(d.exp.max(-1022)),
+    };
     let operands = |kk: usize| match &picks {
-        None => (c.a_fmt.to_f64(c.a_at(i, kk)), c.b_fmt.to_f64(c.b_at(kk, j))),
+        None => (c.a_fmt.to_f64(c.a_at(i, kk)) * scale(c.scale_of_a(i, kk)), c.b_fmt.to_f64(c.b_at(kk, j)) * scale(c.scale_of_b(kk, j))),
         Some(p) => (c.a_fmt.to_f64(c.a[i * terms_k + kk]), c.b_fmt.to_f64(c.b_at(p[kk], j))),
     };
     let cv = c.c_fmt.to_f64(c.c_at(i, j));
@@ -273,7 +284,7 @@ fn regenerable(c: &MmaCase, p: &PathSpec) -> Option<(u64, u64)> {
         return None;
     }
     let again = crate::gen::case_at(p, s, i);
-    (again.a == c.a && again.b == c.b && again.c == c.c && again.meta == c.meta).then_some((s, i))
+    (again.a == c.a && again.b == c.b && again.c == c.c && again.meta == c.meta && again.scales == c.scales).then_some((s, i))
 }
 
 /// One corpus line for a recorded tile. `path` (when known) lets a generated tile be stored by

@@ -231,6 +231,22 @@ impl PathSpec {
             let zero = self.c_ignored();
             case.c.iter_mut().for_each(|x| *x = zero);
         }
+        match self.block_scale() {
+            Some((fmt, block)) if case.scales.as_ref().is_none_or(|s| (s.fmt, s.block) != (fmt, block)) && case.k % block == 0 => {
+                case.scales = Some(crate::blockscale::BlockScales::ones(fmt, block, case.m, case.n, case.k));
+            }
+            None if self.module != Module::Cublas => case.scales = None,
+            _ => {}
+        }
+    }
+
+    /// The block scaling of a block-scaled instruction (`...mxf8f6f4.block32....ue8m0`): the
+    /// scale format (the id's last part) and the elements along K per scale (its `blockN`
+    /// part); `None` for every other path.
+    pub fn block_scale(&self) -> Option<(crate::blockscale::ScaleFormat, usize)> {
+        let block = self.id.split('.').find_map(|part| part.strip_prefix("block")?.parse().ok())?;
+        let fmt = self.id.rsplit('.').next()?.parse().ok()?;
+        Some((fmt, block))
     }
 
     /// Whether the path's `b1` pairs contribute `a XOR b` (`.xor.popc`) rather than `a AND b`.
@@ -260,6 +276,12 @@ impl PathSpec {
                 return Err(format!("path {} keeps one of every two tf32 values: each \"meta\" pair needs one index in 0..=1 and one in 2..=3", self.id))
             }
             _ => {}
+        }
+        match (self.block_scale(), &case.scales) {
+            (Some((fmt, block)), Some(s)) if (s.fmt, s.block) == (fmt, block) => {}
+            (Some((fmt, block)), _) => return Err(format!("path {} is block-scaled: its cases carry {fmt} scales, one per {block} elements along K (\"scale_fmt\", \"scale_block\", \"scale_a\", \"scale_b\")", self.id)),
+            (None, Some(_)) => return Err(format!("path {} takes no block scales: its cases carry no \"scale_a\"/\"scale_b\"", self.id)),
+            (None, None) => {}
         }
         if self.xor_popc() != case.xor_pairs() {
             let want = if self.xor_popc() { "carry \"op\": \"xor\"" } else { "carry no \"op\" field" };

@@ -55,6 +55,16 @@ impl Operand {
         o
     }
 
+    /// The operand times a block scale (see [`crate::blockscale::scaled`]): the value exactly,
+    /// and the exponent field raised by the scale's.
+    pub(crate) fn scaled(self, fmt: crate::blockscale::ScaleFormat, bits: u8) -> Operand {
+        let s = fmt.decode(bits);
+        let x = crate::format::Decoded { class: self.class, neg: self.neg, sig: self.sig, exp: self.lsb };
+        let y = crate::blockscale::scaled(x, s);
+        let field = if y.class == Class::Finite { self.field + fmt.field(&s) } else { 0 };
+        Operand { class: y.class, neg: y.neg, sig: y.sig, lsb: y.exp, field }
+    }
+
     #[inline]
     pub(crate) fn decode(fmt: Format, bits: u64, subnormals: Subnormals) -> Operand {
         let d = fmt.decode(bits);
@@ -219,7 +229,7 @@ impl Emulator {
     /// when this emulator is the general path only).
     fn fma_chain_tile(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
-        if self.general_only || !super::fma_chain::applies(ar, case, acc_fmt) {
+        if self.general_only || case.scales.is_some() || !super::fma_chain::applies(ar, case, acc_fmt) {
             return Ok(None);
         }
         let order: Vec<usize> = block_members(&ar.blocks, case.k).concat();
@@ -381,7 +391,7 @@ impl<'a> TileRun<'a> {
     pub(crate) fn new(ar: &'a Arithmetic, case: &'a MmaCase) -> Result<Self, EmulatorError> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
         let blocks = block_members(&ar.blocks, case.k);
-        let (lanes, lane_ranges) = if lanes_apply(ar, case, acc_fmt, &blocks) {
+        let (lanes, lane_ranges) = if case.scales.is_none() && lanes_apply(ar, case, acc_fmt, &blocks) {
             let (order, ranges) = lane_layout(&blocks, ar.blocks.order);
             let lanes = match order.iter().enumerate().all(|(p, &k)| p == k) {
                 true => prepare_lanes(ar, case, acc_fmt),
@@ -406,6 +416,17 @@ impl<'a> TileRun<'a> {
             .flat_map(|j| (0..case.k).map(move |kk| (kk, j)))
             .map(|(kk, j)| Operand::input(case.b_fmt, case.b_at(kk, j), inputs))
             .collect();
+        if let Some(s) = &case.scales {
+            // Block scales: each element as the product sees it, its scale folded into its
+            // value and its exponent field (an exponent adder adds the scale's exponent).
+            let (k, n) = (case.k, case.n);
+            for (idx, o) in self.a.iter_mut().enumerate() {
+                *o = o.scaled(s.fmt, s.a_at(idx / k, idx % k, k));
+            }
+            for (idx, o) in self.bt.iter_mut().enumerate() {
+                *o = o.scaled(s.fmt, s.b_at(idx % k, idx / k, n));
+            }
+        }
     }
 
     /// Every element of D, row-major: eight at a time through the lane kernel where it applies.
@@ -960,7 +981,7 @@ fn with_k_order(case: &MmaCase, order: &[usize]) -> MmaCase {
     // Only A, B and C matter to the kernel: the case's other fields are not copied.
     let a = (0..m).flat_map(|i| order.iter().map(move |&kk| case.a_at(i, kk))).collect();
     let b = order.iter().flat_map(|&kk| case.b[kk * n..(kk + 1) * n].iter().copied()).collect();
-    MmaCase { a, b, c: case.c.clone(), meta: None, extra: Default::default(), ..*case }
+    MmaCase { a, b, c: case.c.clone(), meta: None, scales: None, extra: Default::default(), ..*case }
 }
 
 /// The k indices of each block, in the order the chain visits them.
@@ -994,7 +1015,7 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
     // Kept values in the kernel's order (block after block), A's and B's rows alike.
     let (order, _) = lane_layout(&blocks, ar.blocks.order);
     let picks: Vec<Vec<usize>> = (0..m).map(|i| case.picks(i).expect("sparse")).map(|p| order.iter().map(|&t| p[t]).collect()).collect();
-    let kept = MmaCase { a: (0..m).flat_map(|i| order.iter().map(move |&t| case.a[i * half + t])).collect(), b: Vec::new(), c: case.c.clone(), meta: None, extra: Default::default(), k: half, ..*case };
+    let kept = MmaCase { a: (0..m).flat_map(|i| order.iter().map(move |&t| case.a[i * half + t])).collect(), b: Vec::new(), c: case.c.clone(), meta: None, scales: None, extra: Default::default(), k: half, ..*case };
     let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = prepare_lanes_for(ar, &kept, acc_fmt, Some((&picks, &case.b))) else {
         return Ok(None);
     };

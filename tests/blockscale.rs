@@ -1,0 +1,153 @@
+//! Block-scaled MMAs (`mma ... kind::mxf8f6f4.block32 ... .ue8m0`): the scales travel through
+//! every interchange (JSONL, npz, the corpus codec) unchanged, malformed scales are clear
+//! errors, and the emulator folds each scale into its element exactly as MPFR's reference does.
+
+use mmafuzz::blockscale::ScaleFormat;
+use mmafuzz::corpus::codec::{decode_line, encode_line};
+use mmafuzz::exact::exact_tile;
+use mmafuzz::exec::path_by_id;
+use mmafuzz::format::{Class, Format, Rounding};
+use mmafuzz::npz::Batch;
+use mmafuzz::{gen, Emulator, MmaCase, Model};
+
+const PATH: &str = "mma.m16n8k32.mxf8f6f4.block32.f32.e4m3.e2m1.f32.ue8m0";
+
+fn tiles(path: &str, count: u64, seed: u64) -> Vec<MmaCase> {
+    let p = path_by_id(path).unwrap();
+    (0..count).map(|i| gen::case_at(p, seed, i)).collect()
+}
+
+#[test]
+fn generated_tiles_carry_edge_biased_scales_of_the_path() {
+    let p = path_by_id(PATH).unwrap();
+    assert_eq!(p.block_scale(), Some((ScaleFormat::Ue8m0, 32)));
+    assert_eq!(path_by_id("mma.m16n8k32.f32.e4m3.e2m1.f32").unwrap().block_scale(), None);
+    let cases = tiles(PATH, 400, 3);
+    let all: Vec<u8> = cases.iter().flat_map(|c| {
+        let s = c.scales.as_ref().expect("a block-scaled path's tiles carry scales");
+        assert_eq!((s.fmt, s.block, s.a.len(), s.b.len()), (ScaleFormat::Ue8m0, 32, 16, 8));
+        assert!(p.check(c).is_ok());
+        s.a.iter().chain(&s.b).copied().collect::<Vec<u8>>()
+    }).collect();
+    for (what, wanted) in [("1.0", 127u8), ("the smallest", 0), ("the largest", 254), ("NaN", 255)] {
+        assert!(all.contains(&wanted), "no scale of {what} ({wanted:02x}) in 400 tiles");
+    }
+    // A tile without scales is refused by the path, and scales by a path without them.
+    let mut bare = cases[0].clone();
+    bare.scales = None;
+    assert!(p.check(&bare).unwrap_err().contains("block-scaled"));
+    let unscaled = path_by_id("mma.m16n8k32.f32.e4m3.e2m1.f32").unwrap();
+    assert!(unscaled.check(&cases[0]).unwrap_err().contains("no block scales"));
+}
+
+#[test]
+fn scales_round_trip_through_jsonl_npz_and_the_corpus_codec() {
+    let p = path_by_id(PATH).unwrap();
+    let cases = tiles(PATH, 20, 5);
+    for c in &cases {
+        let again = MmaCase::from_json_line(&serde_json::Value::Object(c.to_json()).to_string()).unwrap();
+        assert_eq!(&again, c);
+        // By reference (seed and hash) and with its inputs written out.
+        let d = vec![0u64; c.m * c.n];
+        for path in [Some(p), None] {
+            let line = encode_line(c, &d, path, true);
+            assert_eq!(line.contains("\"scale_a\""), path.is_none(), "{line}");
+            let (back, d_back) = decode_line(&line, Some(p)).unwrap();
+            assert_eq!((back.scales.as_ref(), &back.a, &back.b, &back.c, d_back), (c.scales.as_ref(), &c.a, &c.b, &c.c, d.clone()));
+        }
+    }
+    let batch = Batch::from_cases(&cases).unwrap();
+    let back = Batch::from_bytes(&batch.to_bytes(), "memory").unwrap().cases().unwrap();
+    assert_eq!(back.iter().map(|c| c.scales.clone()).collect::<Vec<_>>(), cases.iter().map(|c| c.scales.clone()).collect::<Vec<_>>());
+    // Another tile's scales make another hash: a changed generator cannot go unnoticed.
+    let mut other = cases[0].clone();
+    other.scales.as_mut().unwrap().b[3] ^= 1;
+    let line = encode_line(&cases[0], &[0; 128], Some(p), true).replace(
+        &mmafuzz::corpus::codec::inputs_hash(&cases[0]),
+        &mmafuzz::corpus::codec::inputs_hash(&other),
+    );
+    assert_eq!(decode_line(&line, Some(p)).unwrap_err().field, "inputs");
+}
+
+#[test]
+fn malformed_scales_are_clear_errors() {
+    let c = &tiles(PATH, 1, 1)[0];
+    let line = serde_json::Value::Object(c.to_json()).to_string();
+    let edit = |f: &dyn Fn(&mut serde_json::Map<String, serde_json::Value>)| {
+        let mut obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&line).unwrap();
+        f(&mut obj);
+        MmaCase::from_json_line(&serde_json::Value::Object(obj).to_string()).unwrap_err()
+    };
+    let e = edit(&|o| {
+        o.remove("scale_b");
+    });
+    assert_eq!(e.field, "scale_b");
+    assert!(e.message.contains("missing"), "{e}");
+    assert_eq!(edit(&|o| o["scale_fmt"] = "e8m0".into()).field, "scale_fmt");
+    assert_eq!(edit(&|o| o["scale_block"] = 24.into()).field, "scale_block");
+    assert_eq!(edit(&|o| o["scale_a"].as_array_mut().unwrap().truncate(3)).field, "scale_a");
+    assert_eq!(edit(&|o| o["scale_a"][0] = "1ff".into()).field, "scale_a");
+    // ue4m3 scales are 7 bits: 0x80 and above is no scale.
+    let e = edit(&|o| {
+        o["scale_fmt"] = "ue4m3".into();
+        o["scale_a"].as_array_mut().unwrap().iter_mut().for_each(|x| *x = "38".into());
+        o["scale_b"].as_array_mut().unwrap().iter_mut().for_each(|x| *x = "38".into());
+        o["scale_b"][2] = "80".into();
+    });
+    assert_eq!(e.field, "scale_b");
+    assert!(e.message.contains("ue4m3"), "{e}");
+}
+
+/// The emulator under an exactly rounding model equals MPFR on every element of scaled tiles:
+/// both fold the scales in independently (the emulator into its operands' significands,
+/// exponents and fields, MPFR into exact products), NaN scales and all.
+#[test]
+fn an_exactly_rounding_model_matches_mpfr_on_scaled_tiles() {
+    let emu = Emulator::new(Model::load("exact-rne").unwrap());
+    let mut nans = 0;
+    for c in tiles(PATH, 300, 11).iter().chain(&tiles("mma.m16n8k32.mxf8f6f4.block32.f32.e2m3.e5m2.f32.ue8m0", 300, 12)) {
+        let d = emu.run(c).unwrap();
+        for (idx, x) in exact_tile(c).iter().enumerate() {
+            let want = x.round(Format::F32, Rounding::Rne);
+            let is_nan = |b: u64| Format::F32.decode(b).class == Class::Nan;
+            if is_nan(want) {
+                nans += 1;
+                assert!(is_nan(d[idx]), "element {idx}: want NaN, got {:08x}", d[idx]);
+            } else {
+                assert_eq!(d[idx], want, "element {idx} of {}", c.to_json().get("seed").unwrap());
+            }
+        }
+    }
+    assert!(nans > 0, "NaN scales were drawn");
+}
+
+/// Raising a row's scale of A by 2^t and lowering every column's scale of B by 2^t changes no
+/// product, no alignment key (leading bit or field sum) and so no element of D, under every
+/// RTX Blackwell f8f6f4 model; a NaN scale turns its whole row (or column) into NaN.
+#[test]
+fn opposite_scales_cancel_and_a_nan_scale_poisons_its_row() {
+    for (path, model) in [(PATH, "rtx-blackwell:mma.m16n8k32.f32.e4m3.e2m1.f32"), ("mma.m16n8k32.mxf8f6f4.block32.f32.e5m2.e3m2.f32.ue8m0", "rtx-blackwell:mma.m16n8k32.f32.e5m2.e3m2.f32")] {
+        let emu = Emulator::new(Model::load(model).unwrap());
+        for mut c in tiles(path, 60, 21) {
+            let s = c.scales.as_mut().unwrap();
+            s.a.iter_mut().for_each(|x| *x = 127);
+            s.b.iter_mut().for_each(|x| *x = 127);
+            let base = emu.run(&c).unwrap();
+            for t in [-20i32, 9, 90] {
+                let s = c.scales.as_mut().unwrap();
+                s.a.iter_mut().for_each(|x| *x = (127 + t) as u8);
+                s.b.iter_mut().for_each(|x| *x = (127 - t) as u8);
+                assert_eq!(emu.run(&c).unwrap(), base, "2^{t} and 2^-{t}");
+            }
+            let s = c.scales.as_mut().unwrap();
+            s.a.iter_mut().for_each(|x| *x = 127);
+            s.b.iter_mut().for_each(|x| *x = 127);
+            s.a[5] = 0xff;
+            let d = emu.run(&c).unwrap();
+            for (idx, &x) in d.iter().enumerate() {
+                let nan = Format::F32.decode(x).class == Class::Nan;
+                assert_eq!(nan, idx / c.n == 5 || base[idx] == x && Format::F32.decode(base[idx]).class == Class::Nan, "element {idx}");
+            }
+        }
+    }
+}
