@@ -109,7 +109,8 @@ def pairs(args):
                 continue
             # Block-scaled paths (`...mxf8f6f4.block32....ue8m0`): the scale format and block.
             block = re.search(r"\.block(\d+)\.", p["id"])
-            scale = (p["id"].rsplit(".", 1)[1], int(block.group(1))) if block else None
+            kind = re.search(r"\.(mxf\w+)\.block", p["id"])
+            scale = (p["id"].rsplit(".", 1)[1], int(block.group(1)), kind.group(1)) if block else None
             try:
                 kind, name = oracle.instruction(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"], scale)
                 oracle.op(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"], scale)
@@ -251,8 +252,13 @@ def scaled_kin(p, d):
     if not re.search(r"\.block\d+\.", p["id"]):
         return None
     plain = re.sub(r"\.mxf\w+\.block\d+\.", ".", p["id"]).rsplit(".", 1)[0]
-    f = os.path.join(ROOT, "models", d, plain + ".toml")
-    return f if os.path.exists(f) else None
+    # tcgen05's block-scaled forms are M = 128; our unscaled tcgen05 paths are M = 64 (MMA-Sim's
+    # arithmetic does not depend on M).
+    for name in (plain, plain.replace(".m128n", ".m64n", 1)):
+        f = os.path.join(ROOT, "models", d, name + ".toml")
+        if os.path.exists(f):
+            return f
+    return None
 
 
 def fp8_kin(p, d):

@@ -115,12 +115,13 @@ class Oracle:
     def instruction(self, m, n, k, a_fmt, b_fmt, c_fmt, scale=None):
         """MMA-Sim's (kind, name) for a tile: mfma on AMD architectures, tcgen05.mma for
         M = 64 on Blackwell, wgmma for M = 64 elsewhere, mma.sync otherwise. `scale`: (format,
-        block) of block-scaled tiles, which are kind::mxf8f6f4 (kind::mxf4nvf4 for e2m1 at
-        K = 64; not modelled by mmafuzz yet)."""
+        block[, kind]) of block-scaled tiles: kind::mxf8f6f4 at K = 32; at K = 64 (FP4)
+        kind::mxf4 for ue8m0 per 32, kind::mxf4nvf4 otherwise, unless the kind is given (MMA-Sim
+        computes both the same way)."""
         arch = self.args.arch
         if scale is not None:
-            fmt, block = scale
-            kind = "mxf8f6f4" if k == 32 else "mxf4nvf4"
+            fmt, block = scale[:2]
+            kind = scale[2] if len(scale) > 2 else "mxf8f6f4" if k == 32 else "mxf4" if (fmt, block) == ("ue8m0", 32) else "mxf4nvf4"
             if m >= 64:  # Blackwell's tcgen05.mma (MMA-Sim has its block-scaled forms at M = 128)
                 return "tcgen05", f"m{m}n{n}k{k}.kind::{kind}.block{block}.{c_fmt}.{a_fmt}.{b_fmt}.{fmt}"
             return "mma", f"m{m}n{n}k{k}.kind::{kind}.block{block}.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}.{fmt}"
@@ -160,6 +161,11 @@ class Oracle:
             raw = np.left_shift(raw, BYTE_SHIFT[fmt])
         return self.torch.from_numpy(np.ascontiguousarray(raw).view(SIGNED[width])).view(getattr(self.torch, name))
 
+    def fp4_values(self, raw):
+        """e2m1 bit patterns (0..15, sign in bit 3) as float32 values."""
+        table = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+        return self.torch.from_numpy(table[np.asarray(raw, np.int64) & 15])
+
     def run(self, a, b, c, a_fmt, b_fmt, c_fmt, scales=None):
         """D (raw bits, N×m×n) of tiles given as raw-bit arrays a N×m×k, b N×k×n, c N×m×n;
         `scales`: (format, block, scale_a N×m×(k/block), scale_b N×(k/block)×n) of block-scaled
@@ -173,6 +179,10 @@ class Oracle:
             raise ValueError(f"MMA-Sim has no {scales[0]} block scales")
         op = self.op(m, n, k, a_fmt, b_fmt, c_fmt, None if scales is None else scales[:2])
         A, B, C = self.tensor(a, a_fmt), self.tensor(b, b_fmt), self.tensor(c, c_fmt)
+        if scales is not None and k == 64:
+            # kind::mxf4/mxf4nvf4 (MMA-Sim's GST_FDPA) take FP4 packed two per byte, or any float
+            # tensor of the values: the values, exactly, as float32.
+            A, B = self.fp4_values(a), self.fp4_values(b)
         if scales is not None:
             dtype = getattr(self.torch, SCALES[scales[0]])
             SA, SB = (self.torch.from_numpy(np.ascontiguousarray(x, np.uint8)).view(dtype) for x in scales[2:])

@@ -151,3 +151,40 @@ fn opposite_scales_cancel_and_a_nan_scale_poisons_its_row() {
         }
     }
 }
+
+/// `blocks.group` and `align.exponent = "scale"` (MMA-Sim's GST_FDPA for FP4 at K = 64), on a
+/// dot product worked out by hand: 16 products of 6·6 (576) and 16 of -6·6 cancel exactly, and
+/// one product 0.5·0.5 under scales 2^-14 and 2^-14 is 2^-30. Keyed by the scales (0 for the
+/// big runs), the window reaches 35 bits below 2^0 and keeps 2^-30; keyed by each run's leading
+/// bit (576 leads at 2^9) it ends at 2^-26 and drops it.
+#[test]
+fn runs_keyed_by_their_scales_keep_what_leading_bits_would_drop() {
+    let p = path_by_id("mma.m16n8k64.mxf4nvf4.block16.f32.e2m1.e2m1.f32.ue8m0").unwrap();
+    let mut c = p.zeros();
+    let (six, neg_six, half) = (0x7u64, 0xfu64, 0x1u64); // e2m1: 6, -6, 0.5
+    for kk in 0..16 {
+        c.a[kk] = six;
+        c.b[kk * c.n] = six;
+        c.a[16 + kk] = neg_six;
+        c.b[(16 + kk) * c.n] = six;
+    }
+    c.a[32] = half;
+    c.b[32 * c.n] = half;
+    let s = c.scales.as_mut().unwrap();
+    s.a[2] = 127 - 14; // row 0's third block of 16
+    s.b[2 * c.n] = 127 - 14; // column 0's third block
+    let gst = |exponent: &str, group: usize| {
+        let text = format!(
+            "name = \"gst\"\n[blocks]\nwidth = 64\nc = \"fused\"\ngroup = {group}\n[align]\nmode = \"truncate\"\nexponent = \"{exponent}\"\nextra_bits = 12\nfloor_below_emin = 13\n\
+             [accumulator]\nformat = \"f32\"\nrounding = \"rz\"\noverflow = \"infinity\"\n[specials]\nnan = \"all_ones\"\nzero_sign = \"positive\"\n"
+        );
+        Emulator::new(Model::from_toml("gst", &text).unwrap()).run(&c).unwrap()[0]
+    };
+    assert_eq!(exact_tile(&c)[0].round(Format::F32, Rounding::Rz), 0x3080_0000, "2^-30 exactly");
+    assert_eq!(gst("scale", 16), 0x3080_0000);
+    assert_eq!(gst("leading_bit", 16), 0);
+    // Ungrouped, each product keyed by its own leading bit (36 leads at 2^5): the window ends
+    // at 2^-30 and keeps it; keyed by the scales, too.
+    assert_eq!(gst("leading_bit", 0), 0x3080_0000);
+    assert_eq!(gst("scale", 0), 0x3080_0000);
+}

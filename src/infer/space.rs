@@ -55,6 +55,18 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
     if p.a_fmt == Format::F64 {
         axes.push(Axis { path: "products.round_to", values: strs(&["none", "f64"]) });
     }
+    if p.block_scale().is_some() {
+        // Block-scaled paths: products may be keyed by their scales alone, and summed exactly
+        // in runs of 16 first (MMA-Sim's GST_FDPA for FP4 at K = 64), with wider windows.
+        let expo = axes.iter_mut().find(|a| a.path == "align.exponent").expect("exponent axis");
+        expo.values.push(toml::Value::String("scale".into()));
+        if p.k == 64 {
+            axes[0].values.push(toml::Value::Integer(64));
+            axes.push(Axis { path: "blocks.group", values: vec![toml::Value::Integer(0), toml::Value::Integer(16)] });
+            let bits = axes.iter_mut().find(|a| a.path == "align.extra_bits").expect("extra bits axis");
+            bits.values.extend((4..=13).map(toml::Value::Integer));
+        }
+    }
     axes
 }
 
@@ -69,8 +81,12 @@ pub fn special_axes(p: &PathSpec) -> Vec<Axis> {
     }
     // The highest smallest-normal among the accumulators searched (f32, or D's own format).
     let acc_emin = if p.c_fmt == Format::F64 { Format::F64.emin() } else { Format::F32.emin().max(p.c_fmt.emin()) };
-    let tiny_products = 2 * p.a_fmt.min_lsb_exp() < acc_emin;
-    let floor = Axis { path: "align.floor_below_emin", values: vec![toml::Value::String("none".into()), toml::Value::Integer(0), toml::Value::Integer(5), toml::Value::Integer(6), toml::Value::Integer(7), toml::Value::Integer(8)] };
+    // Block scales reach far below any accumulator: 2^-127 per operand.
+    let tiny_products = 2 * p.a_fmt.min_lsb_exp() < acc_emin || p.block_scale().is_some();
+    let mut floor = Axis { path: "align.floor_below_emin", values: vec![toml::Value::String("none".into()), toml::Value::Integer(0), toml::Value::Integer(5), toml::Value::Integer(6), toml::Value::Integer(7), toml::Value::Integer(8)] };
+    if p.block_scale().is_some() {
+        floor.values.push(toml::Value::Integer(13)); // MMA-Sim's GST_FDPA: e_zero = -139
+    }
     let floor = tiny_products.then_some(floor);
     // Mixed FP8 (A and B in different formats): the GPU may read both operands' exponent
     // fields as one wider format's (the dense mixed paths read them as f16's).

@@ -331,6 +331,32 @@ pub(crate) fn wide_sum<'t>(terms: impl IntoIterator<Item = &'t Term>, lo: i32) -
     (neg, top.to_u128().expect("fits"), lo + drop as i32, sticky)
 }
 
+/// `blocks.group`: the products of each run (`runs[t]` is term t's, nondecreasing) summed
+/// exactly into one term, keyed by its leading bit under `leading_bit` (a run that cancels is
+/// dropped) and by its members' largest key otherwise (a run that cancels stays, anchoring).
+fn group_sums(products: &[Term], runs: &[usize], exponent: AlignExponent) -> Vec<Term> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < products.len() {
+        let end = start + runs[start..].iter().take_while(|&&r| r == runs[start]).count();
+        let run = &products[start..end];
+        let lo = run.iter().map(|t| t.lsb).min().expect("nonempty run");
+        let (neg, sig, lsb) = match wide_sum(run, lo) {
+            (neg, mag, exp, false) => (neg, mag, exp),
+            // A run too wide for 120 bits: keep its top bits and a sticky last bit.
+            (neg, mag, exp, true) => (neg, (mag << 1) | 1, exp - 1),
+        };
+        let t = Term { neg, sig, lsb, key: 0 };
+        match exponent {
+            AlignExponent::LeadingBit if sig != 0 => out.push(Term { key: t.lead(), ..t }),
+            AlignExponent::LeadingBit => {}
+            _ => out.push(Term { key: run.iter().map(|t| t.key).max().expect("nonempty run"), ..t }),
+        }
+        start = end;
+    }
+    out
+}
+
 /// A value v·2^lsb floored (toward -infinity) onto the grid 2^g, as a multiple of 2^g.
 fn floor_onto(v: i128, lsb: i32, g: i32) -> i128 {
     if g <= lsb {
@@ -602,12 +628,28 @@ impl<'a> TileRun<'a> {
         // Whether each term's k is odd, where the staged adder sums even and odd k apart.
         let split = ar.blocks.c == CPlacement::Staged && ar.blocks.staged.even_odd;
         let mut odd = Vec::new();
-        for &kk in &self.blocks[b] {
+        let (group, by_scale) = (ar.blocks.group, ar.align.exponent == AlignExponent::Scale);
+        // With grouped products: the run (position in the block / group) each term came from.
+        let mut runs = Vec::new();
+        let from = block.terms.len();
+        for (pos, &kk) in self.blocks[b].iter().enumerate() {
             let before = block.terms.len();
             self.push_product(&mut block, arow[kk], bcol[kk]);
-            if split && block.terms.len() > before {
-                odd.push(kk % 2 == 1);
+            if block.terms.len() > before {
+                if split {
+                    odd.push(kk % 2 == 1);
+                }
+                if by_scale {
+                    block.terms.last_mut().expect("just pushed").key = self.scale_key(i, kk, j);
+                }
+                if group > 0 {
+                    runs.push(pos / group);
+                }
             }
+        }
+        if group > 0 {
+            let products = block.terms.split_off(from);
+            block.terms.extend(group_sums(&products, &runs, ar.align.exponent));
         }
         if ar.specials.nan == NanOutput::Propagate && (block.nan || (block.pos_inf && block.neg_inf) || run.class == Class::Nan) {
             self.block = block;
@@ -639,6 +681,14 @@ impl<'a> TileRun<'a> {
             // Separate: the block result joins the running sum by one exact-then-rounded addition.
             self.add_rounded(run, sum, ar.blocks.separate_rounding)
         }
+    }
+
+    /// The alignment key `align.exponent = "scale"` gives the product at (i, kk) × (kk, j):
+    /// the exponent fields of its two block scales, added (0 without scales).
+    fn scale_key(&self, i: usize, kk: usize, j: usize) -> i32 {
+        let Some(s) = &self.case.scales else { return 0 };
+        let (a, b) = (s.fmt.decode(s.a_at(i, kk, self.case.k)), s.fmt.decode(s.b_at(kk, j, self.case.n)));
+        s.fmt.field(&a) + s.fmt.field(&b)
     }
 
     /// The NaN a block passes on under `nan = "propagate"`: B's first NaN, else the running
@@ -767,6 +817,8 @@ impl<'a> TileRun<'a> {
                         let key = match self.ar.align.exponent {
                             AlignExponent::LeadingBit => t.lead(),
                             AlignExponent::FieldSum => a.field + b.field,
+                            // Set by the caller, who knows the product's scales.
+                            AlignExponent::Scale => 0,
                         };
                         block.terms.push(Term { key, ..t });
                     }
@@ -1118,6 +1170,8 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<u
         // Interleaved blocks are laid out one after another; the float kernel needs them full.
         && (ar.blocks.interleave == 0 || blocks.len() == 1 || blocks.iter().all(|b| b.len() == width))
         && matches!(ar.align.mode, AlignMode::Truncate | AlignMode::Floor | AlignMode::Sticky)
+        && ar.align.exponent != AlignExponent::Scale
+        && ar.blocks.group == 0
         && width < 128
         && narrow(case.a_fmt)
         && narrow(case.b_fmt)
@@ -1308,7 +1362,7 @@ fn push_operand(block: &mut Block, op: Operand, exponent: AlignExponent) {
     let t = Term { neg: op.neg, sig: op.sig as u128, lsb: op.lsb, key: 0 };
     let key = match exponent {
         AlignExponent::LeadingBit => t.lead(),
-        AlignExponent::FieldSum => op.field,
+        AlignExponent::FieldSum | AlignExponent::Scale => op.field,
     };
     block.terms.push(Term { key, ..t });
 }

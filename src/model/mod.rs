@@ -78,6 +78,17 @@ pub struct Blocks {
     /// The second adder of `c = "staged"`.
     #[serde(default, skip_serializing_if = "Staged::is_default")]
     pub staged: Staged,
+    /// 0, or: a block's products are first summed exactly in runs of this many consecutive
+    /// ones (by position in the block), and each run's sum is one term of the block's adder,
+    /// keyed by its leading bit (`align.exponent = "leading_bit"`), its largest product's key
+    /// otherwise; a run that cancels to zero still anchors the window under `field_sum` and
+    /// `scale` (MMA-Sim's GST_FDPA, G = 16).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub group: usize,
+}
+
+fn is_zero(x: &usize) -> bool {
+    *x == 0
 }
 
 /// The adder that joins a block's sum and the running sum under `c = "staged"` (MMA-Sim's
@@ -226,6 +237,10 @@ pub enum AlignExponent {
     LeadingBit,
     /// The sum of the operands' exponent fields (a product 1.x·1.y may carry one bit above it).
     FieldSum,
+    /// The sum of the product's two block scales' exponent fields, whatever the operands
+    /// (MMA-Sim's GST_FDPA for `kind::mxf4nvf4`: each group of products is keyed by its scale;
+    /// 0 on tiles without scales). C and the running sum are keyed by their exponent field.
+    Scale,
 }
 
 /// The format and rounding of the running sum between blocks.
