@@ -138,4 +138,31 @@ mod tests {
         let at = last.i * 8 + last.j;
         assert_ne!(a.execute(std::slice::from_ref(&t)).unwrap()[0][at], b.execute(std::slice::from_ref(&t)).unwrap()[0][at]);
     }
+
+    /// A block-scaled tile's divergence minimises to a probe that keeps its scales where they
+    /// matter and sets the others to 1: the RTX Blackwell e4m3 x e2m1 model (scales folded
+    /// into the field-sum keys) against the same model keyed by leading bits, on scaled tiles.
+    #[test]
+    fn block_scaled_divergences_keep_their_scales() {
+        let path = crate::exec::path_by_id("mma.m16n8k32.mxf8f6f4.block32.f32.e4m3.e2m1.f32.ue8m0").unwrap();
+        let fused = Model::load("rtx-blackwell:mma.m16n8k32.f32.e4m3.e2m1.f32").unwrap();
+        let lead = Model::from_toml("lead", "base = \"rtx-blackwell:mma.m16n8k32.f32.e4m3.e2m1.f32\"\n[align]\nexponent = \"leading_bit\"").unwrap();
+        let (a, b) = (Side::model(fused), Side::model(lead));
+        let (case, e) = (0..400)
+            .find_map(|i| {
+                let c = crate::gen::case_at(path, 5, i);
+                let (da, db) = (a.execute(std::slice::from_ref(&c)).unwrap().remove(0), b.execute(std::slice::from_ref(&c)).unwrap().remove(0));
+                (0..128).find(|&e| da[e] != db[e] && c.scales.as_ref().unwrap().a[e / 8] != 127).map(|e| (c, e))
+            })
+            .expect("field-sum and leading-bit keys differ on some scaled tile");
+        let m = minimise(&a, &b, &case, e / 8, e % 8, 200).unwrap();
+        let last = &m.last.probe;
+        assert!(last.scales.is_some() && last.simplicity().terms <= 4, "{}", last.describe());
+        assert!(last.simplicity() < m.first.probe.simplicity());
+        let t = last.tile();
+        path.check(&t).unwrap();
+        let at = last.i * 8 + last.j;
+        assert_ne!(a.execute(std::slice::from_ref(&t)).unwrap()[0][at], b.execute(std::slice::from_ref(&t)).unwrap()[0][at], "{}", last.describe());
+        assert!(last.describe().contains("ue8m0 scales"), "{}", last.describe());
+    }
 }

@@ -1,6 +1,7 @@
 //! A probe: the inputs of one element of D (`c + Σ a_k·b_k`) placed in an otherwise zero tile.
 //! What the minimiser shrinks, and what findings print in words ("c = 1, 2^-24·1 at k = 0, 1, 2").
 
+use crate::blockscale::{BlockScales, ScaleFormat};
 use crate::case::MmaCase;
 use crate::format::{Class, Format};
 
@@ -22,6 +23,34 @@ pub struct Probe {
     /// On a sparse tile, the dense positions along K that row i keeps: `a` holds the row's k/2
     /// kept values and `b` the elements of column j they select, term t at position `picks[t]`.
     pub picks: Option<Vec<usize>>,
+    /// On a block-scaled tile, row i's scales of A and column j's of B (the rest of the tile's
+    /// scales are 1).
+    pub scales: Option<ProbeScales>,
+}
+
+/// The block scales a probe's element meets: one per block along K for its row of A and its
+/// column of B.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ProbeScales {
+    pub fmt: ScaleFormat,
+    pub block: usize,
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+}
+
+impl ProbeScales {
+    fn one(&self) -> u8 {
+        BlockScales::ones(self.fmt, self.block, 1, 1, self.block).a[0]
+    }
+
+    /// Σ |exponent| of the scales that are not 1 (NaN and zero count as 1 each).
+    fn spread(&self) -> i64 {
+        let one = self.one();
+        self.a.iter().chain(&self.b).filter(|&&x| x != one).map(|&x| {
+            let d = self.fmt.decode(x);
+            if d.class == Class::Finite { (lead_exp(d.sig, d.exp) as i64).abs().max(1) } else { 1 }
+        }).sum()
+    }
 }
 
 /// How simple a probe is; lower is simpler, compared field by field in this order.
@@ -35,6 +64,8 @@ pub struct Simplicity {
     pub distinct: usize,
     /// Σ |exponent| of each product (leading bits of a and b added) and of C.
     pub exponents: i64,
+    /// Σ |exponent| of the block scales that are not 1.
+    pub scales: i64,
     /// Σ |exponent| of every value: with equal products, 1·2^-24 is simpler than 2^12·2^-36.
     pub spread: i64,
     /// Negative values.
@@ -62,6 +93,10 @@ impl Probe {
             },
             c: case.c_at(i, j),
             picks: case.picks(i),
+            scales: case.scales.as_ref().map(|s| {
+                let blocks = case.k / s.block;
+                ProbeScales { fmt: s.fmt, block: s.block, a: (0..blocks).map(|t| s.a_at(i, t * s.block, case.k)).collect(), b: (0..blocks).map(|t| s.b_at(t * s.block, j, case.n)).collect() }
+            }),
         }
     }
 
@@ -90,6 +125,14 @@ impl Probe {
             }
         }
         t.c[self.i * n + self.j] = self.c;
+        if let Some(ps) = &self.scales {
+            let mut s = BlockScales::ones(ps.fmt, ps.block, m, n, k);
+            for (t, (&sa, &sb)) in ps.a.iter().zip(&ps.b).enumerate() {
+                s.a[self.i * (k / ps.block) + t] = sa;
+                s.b[t * n + self.j] = sb;
+            }
+            t.scales = Some(s);
+        }
         t
     }
 
@@ -104,7 +147,8 @@ impl Probe {
     }
 
     pub fn simplicity(&self) -> Simplicity {
-        let mut s = Simplicity { terms: self.live_terms().len() + (self.c != 0) as usize, set_bits: 0, distinct: 0, exponents: 0, spread: 0, negatives: 0, off_origin: (self.i, self.j) != (0, 0) };
+        let scales = self.scales.as_ref().map_or(0, ProbeScales::spread);
+        let mut s = Simplicity { terms: self.live_terms().len() + (self.c != 0) as usize, set_bits: 0, distinct: 0, exponents: 0, scales, spread: 0, negatives: 0, off_origin: (self.i, self.j) != (0, 0) };
         let lead = |f: Format, x: u64| {
             let d = f.decode(x);
             if d.class == Class::Finite { lead_exp(d.sig, d.exp) as i64 } else { 0 }
@@ -148,6 +192,29 @@ impl Probe {
             parts.push("no products".into());
         } else {
             parts.push("other products 0".into());
+        }
+        if let Some(ps) = &self.scales {
+            let one = ps.one();
+            let text = |x: u8| {
+                let d = ps.fmt.decode(x);
+                match d.class {
+                    Class::Nan => "NaN".to_string(),
+                    Class::Zero => "0".to_string(),
+                    _ if d.sig == 1 => format!("2^{}", d.exp),
+                    _ => format!("{}·2^{}", d.sig, d.exp),
+                }
+            };
+            let mut scaled: Vec<String> = Vec::new();
+            for (t, (&sa, &sb)) in ps.a.iter().zip(&ps.b).enumerate() {
+                let at = format!("k = {}..{}", t * ps.block, (t + 1) * ps.block - 1);
+                if sa != one {
+                    scaled.push(format!("a × {} at {at}", text(sa)));
+                }
+                if sb != one {
+                    scaled.push(format!("b × {} at {at}", text(sb)));
+                }
+            }
+            parts.push(if scaled.is_empty() { format!("{} scales 1", ps.fmt) } else { format!("{} scales: {}", ps.fmt, scaled.join(", ")) });
         }
         // Sparse tiles: k counts dense positions, of which the row keeps half.
         let sparse = if self.picks.is_some() { " sparse (k = kept positions)" } else { "" };
@@ -323,6 +390,32 @@ impl Probe {
                 p.a[kk] = self.a[prev];
                 p.b[kk] = self.b[prev];
                 out.push(p);
+            }
+        }
+        // A block scale set to 1, or an A scale and a B scale of one block moved toward 1 together
+        // (the product unchanged).
+        if let Some(ps) = &self.scales {
+            let one = ps.one();
+            for t in 0..ps.a.len() {
+                for side in 0..2 {
+                    let mut p = self.clone();
+                    let q = p.scales.as_mut().expect("scaled");
+                    let x = if side == 0 { &mut q.a[t] } else { &mut q.b[t] };
+                    if *x != one {
+                        *x = one;
+                        out.push(p);
+                    }
+                }
+                if ps.fmt == ScaleFormat::Ue8m0 && ps.a[t] != 0xff && ps.b[t] != 0xff {
+                    let (ea, eb) = (ps.a[t] as i32 - 127, ps.b[t] as i32 - 127);
+                    let mut p = self.clone();
+                    let q = p.scales.as_mut().expect("scaled");
+                    q.a[t] = (127 + ea + eb).clamp(0, 254) as u8;
+                    q.b[t] = 127;
+                    if (ea + eb).abs() <= 127 && (q.a[t], q.b[t]) != (ps.a[t], ps.b[t]) {
+                        out.push(p);
+                    }
+                }
             }
         }
         // The whole element scaled by 2^t (C and every a_k), toward a largest exponent of 0.
