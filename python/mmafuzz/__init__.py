@@ -161,7 +161,26 @@ def _tile_args(model, a, b, c, a_fmt, b_fmt, c_fmt, meta):
         raise ValueError(f"a is {a.shape} and b {b.shape}: the inner dimensions differ")
     xor = bool(path is not None and path[4])
     args = ((a_fmt, b_fmt, c_fmt), (n_tiles, m, n, k), _bits(a, a_fmt, "a"), _bits(b, b_fmt, "b"), _bits(c, c_fmt, "c"))
-    return args, meta, xor, c, one
+    return args, meta, xor, c, one, path
+
+
+def _scale_args(path, scale_a, scale_b, scale_fmt, shape):
+    """The block scales as the native call takes them: (format, block, A's bytes, B's bytes)."""
+    scaled = path is not None and path[5] is not None
+    if scale_a is None and scale_b is None:
+        if scaled:
+            raise ValueError(f"a block-scaled path ({path[5][0]} per {path[5][1]} along K): give scale_a= (N×m×k/block) and scale_b= (N×k/block×n)")
+        return None
+    if scale_a is None or scale_b is None:
+        raise ValueError("block-scaled tiles need both scale_a and scale_b")
+    n_tiles, m, n, k = shape
+    sa, sb = _batch(scale_a, "scale_a"), _batch(scale_b, "scale_b")
+    fmt = scale_fmt or (path[5][0] if scaled else "ue8m0")
+    blocks = sa.shape[2] if sa.ndim == 3 else 0
+    if blocks == 0 or k % blocks or sa.shape != (n_tiles, m, blocks) or sb.shape != (n_tiles, blocks, n):
+        raise ValueError(f"scale_a {sa.shape} and scale_b {sb.shape}: expected N×m×(k/block) and N×(k/block)×n for tiles of {m}x{n}x{k}")
+    raw = lambda x: np.ascontiguousarray(x.view(np.uint8) if x.dtype.itemsize == 1 and x.dtype.kind not in "iu" else x.astype(np.uint8, copy=False)).reshape(-1)
+    return (fmt, k // blocks, raw(sa), raw(sb))
 
 
 def _result(raw: np.ndarray, c: np.ndarray, c_fmt: str, one: bool) -> np.ndarray:
@@ -171,26 +190,35 @@ def _result(raw: np.ndarray, c: np.ndarray, c_fmt: str, one: bool) -> np.ndarray
     return d[0] if one else d
 
 
-def emulate(model: str, a, b, c=None, a_fmt: Optional[str] = None, c_fmt: Optional[str] = None, *, b_fmt: Optional[str] = None, meta=None) -> np.ndarray:
+def emulate(model: str, a, b, c=None, a_fmt: Optional[str] = None, c_fmt: Optional[str] = None, *, b_fmt: Optional[str] = None, meta=None,
+            scale_a=None, scale_b=None, scale_fmt: Optional[str] = None) -> np.ndarray:
     """D = A·B + C for every tile under an instruction model, bit for bit as the model's GPU.
 
     ``model``: an embedded name (``sm90:mma.m16n8k16.f32.f16.f16.f32``, ``sm90:wgmma...``,
     ``h100``, ``v100``: see :func:`models`) or the path of a model TOML file. For ``ARCH:PATH``
     models, raw-bit arrays default to the path's formats, and ``c=None`` means C = +0.
     ``meta``: the 2:4 sparsity metadata of sparse paths (then A is N×m×k/2).
+    ``scale_a``, ``scale_b``: block scales of block-scaled MMAs (``...mxf8f6f4.block32...ue8m0``
+    paths), N×m×(k/block) and N×(k/block)×n bit patterns (uint8, or ml_dtypes'
+    ``float8_e8m0fnu``); ``scale_fmt`` ``ue8m0`` (default) or ``ue4m3``; the block is k over
+    the number of scales per row.
     Returns D, N×m×n (m×n for 2-D inputs), in C's format and dtype.
     """
     if _native.model_kind(model) == "library":
         raise MmafuzzError(f"{model} is a library model: call mmafuzz.matmul (whole GEMMs of any shape), not emulate")
-    (fmts, shape, ab, bb, cb), meta, xor, c, one = _tile_args(model, a, b, c, a_fmt, b_fmt, c_fmt, meta)
-    return _result(_native.emulate_raw(model, fmts, shape, ab, bb, cb, meta, xor), c, fmts[2], one)
+    (fmts, shape, ab, bb, cb), meta, xor, c, one, path = _tile_args(model, a, b, c, a_fmt, b_fmt, c_fmt, meta)
+    scales = _scale_args(path, scale_a, scale_b, scale_fmt, shape)
+    return _result(_native.emulate_raw(model, fmts, shape, ab, bb, cb, meta, xor, scales), c, fmts[2], one)
 
 
-def reference(a, b, c=None, a_fmt: Optional[str] = None, c_fmt: Optional[str] = None, *, b_fmt: Optional[str] = None, rounding: str = "rne", meta=None, xor: bool = False) -> np.ndarray:
+def reference(a, b, c=None, a_fmt: Optional[str] = None, c_fmt: Optional[str] = None, *, b_fmt: Optional[str] = None, rounding: str = "rne", meta=None, xor: bool = False,
+              scale_a=None, scale_b=None, scale_fmt: Optional[str] = None) -> np.ndarray:
     """The exact D = A·B + C (MPFR), rounded once to C's format with ``rounding`` (rne, rna,
-    rz, ru, rd, ra): what an ideal matrix unit would return. Same arrays as :func:`emulate`."""
-    (fmts, shape, ab, bb, cb), meta, _, c, one = _tile_args(None, a, b, c, a_fmt, b_fmt, c_fmt, meta)
-    return _result(_native.reference_raw(fmts, shape, ab, bb, cb, rounding, meta, xor), c, fmts[2], one)
+    rz, ru, rd, ra): what an ideal matrix unit would return. Same arrays as :func:`emulate`
+    (block scales too)."""
+    (fmts, shape, ab, bb, cb), meta, _, c, one, _ = _tile_args(None, a, b, c, a_fmt, b_fmt, c_fmt, meta)
+    scales = _scale_args(None, scale_a, scale_b, scale_fmt, shape)
+    return _result(_native.reference_raw(fmts, shape, ab, bb, cb, rounding, meta, xor, scales), c, fmts[2], one)
 
 
 def _matrix(x, fmt: str, what: str, dims: int = 2) -> Tuple[np.ndarray, np.ndarray]:

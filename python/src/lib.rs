@@ -5,6 +5,7 @@
 //! with the GIL released, and hand back D as a fresh byte array that Python views as D's dtype.
 
 use mmafuzz::case::MmaCase;
+use mmafuzz::blockscale::{BlockScales, ScaleFormat};
 use mmafuzz::exec::paths::path_by_id;
 use mmafuzz::format::{Format, Rounding};
 use mmafuzz::library::gemm::{Gemm, GemmError, LibraryEmulator};
@@ -94,6 +95,9 @@ struct Tiles<'a> {
     c: &'a [u8],
     meta: Option<&'a [u8]>,
     xor: bool,
+    /// Block scales: format, elements along K per scale, A's N×m×(k/block) and B's
+    /// N×(k/block)×n bit patterns.
+    scales: Option<(ScaleFormat, usize, &'a [u8], &'a [u8])>,
 }
 
 impl Tiles<'_> {
@@ -106,6 +110,16 @@ impl Tiles<'_> {
             ("c", self.c.len(), tiles * m * n * width(cf)),
             ("meta", self.meta.map_or(0, <[u8]>::len), if self.meta.is_some() { tiles * m * a_cols } else { 0 }),
         ];
+        if let Some((_, block, sa, sb)) = self.scales {
+            if block == 0 || k % block != 0 {
+                return Err(err(format!("scales of {block} elements along K do not divide K = {k}")));
+            }
+            for (name, got, need) in [("scale_a", sa.len(), tiles * m * (k / block)), ("scale_b", sb.len(), tiles * (k / block) * n)] {
+                if got != need {
+                    return Err(err(format!("{name} holds {got} scales; {tiles} tiles of {m}x{n}x{k} with one per {block} along K need {need}")));
+                }
+            }
+        }
         for (name, got, need) in want {
             if got != need {
                 return Err(err(format!("{name} holds {got} bytes; {tiles} tiles of {m}x{n}x{k} need {need}")));
@@ -125,6 +139,10 @@ impl Tiles<'_> {
         case.b = part(self.b, k * n, bf);
         case.c = part(self.c, m * n, cf);
         case.meta = self.meta.map(|meta| meta[t * m * a_cols..(t + 1) * m * a_cols].to_vec());
+        case.scales = self.scales.map(|(fmt, block, sa, sb)| {
+            let blocks = k / block;
+            BlockScales { fmt, block, a: sa[t * m * blocks..(t + 1) * m * blocks].to_vec(), b: sb[t * blocks * n..(t + 1) * blocks * n].to_vec() }
+        });
         if self.xor {
             case.extra.insert("op".into(), Value::from("xor"));
         }
@@ -149,9 +167,18 @@ impl Tiles<'_> {
 
 type Bytes<'py> = PyReadonlyArray1<'py, u8>;
 
+/// The block scales handed over from Python: (format name, block, A's bytes, B's bytes).
+#[allow(clippy::type_complexity)]
+fn scale_args<'a>(s: &'a Option<(String, usize, Bytes<'_>, Bytes<'_>)>) -> PyResult<Option<(ScaleFormat, usize, &'a [u8], &'a [u8])>> {
+    match s {
+        None => Ok(None),
+        Some((fmt, block, a, b)) => Ok(Some((fmt.parse::<ScaleFormat>().map_err(err)?, *block, a.as_slice()?, b.as_slice()?))),
+    }
+}
+
 /// D = A·B + C on N tiles under an instruction model (bytes of raw bit patterns in).
 #[pyfunction]
-#[pyo3(signature = (model, fmts, shape, a, b, c, meta=None, xor=false))]
+#[pyo3(signature = (model, fmts, shape, a, b, c, meta=None, xor=false, scales=None))]
 #[allow(clippy::too_many_arguments)]
 fn emulate_raw<'py>(
     py: Python<'py>,
@@ -163,9 +190,11 @@ fn emulate_raw<'py>(
     c: Bytes<'py>,
     meta: Option<Bytes<'py>>,
     xor: bool,
+    scales: Option<(String, usize, Bytes<'py>, Bytes<'py>)>,
 ) -> PyResult<Bound<'py, PyArray1<u8>>> {
     let emu = emulator(model)?;
-    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor };
+    let scales = scale_args(&scales)?;
+    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor, scales };
     tiles.check()?;
     let d = py.detach(|| tiles.run(|case| emu.run(case).map_err(|e| e.to_string()))).map_err(err)?;
     Ok(d.into_pyarray(py))
@@ -173,7 +202,7 @@ fn emulate_raw<'py>(
 
 /// The exact D = A·B + C (MPFR) rounded once to C's format.
 #[pyfunction]
-#[pyo3(signature = (fmts, shape, a, b, c, rounding="rne", meta=None, xor=false))]
+#[pyo3(signature = (fmts, shape, a, b, c, rounding="rne", meta=None, xor=false, scales=None))]
 #[allow(clippy::too_many_arguments)]
 fn reference_raw<'py>(
     py: Python<'py>,
@@ -185,9 +214,11 @@ fn reference_raw<'py>(
     rounding: &str,
     meta: Option<Bytes<'py>>,
     xor: bool,
+    scales: Option<(String, usize, Bytes<'py>, Bytes<'py>)>,
 ) -> PyResult<Bound<'py, PyArray1<u8>>> {
     let rnd: Rounding = rounding.parse().map_err(|e: String| PyValueError::new_err(e))?;
-    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor };
+    let scales = scale_args(&scales)?;
+    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor, scales };
     tiles.check()?;
     let d = py
         .detach(|| tiles.run(|case| Ok(exact::exact_tile(case).iter().map(|x| x.round(case.c_fmt, rnd)).collect())))
@@ -221,12 +252,14 @@ fn learned_shapes(model: &str) -> PyResult<Vec<(usize, usize, usize, u8, String)
 }
 
 /// A path's formats and kind, where `name` is `ARCH:PATH` of a known instruction:
-/// (A, B, C, sparse, xor); None otherwise.
+/// (A, B, C, sparse, xor, block scales as (format, block) or None); None otherwise.
 #[pyfunction]
-fn path_formats(name: &str) -> Option<(String, String, String, bool, bool)> {
+#[allow(clippy::type_complexity)]
+fn path_formats(name: &str) -> Option<(String, String, String, bool, bool, Option<(String, usize)>)> {
     let id = name.split_once(':').map_or(name, |(_, p)| p);
     let p = path_by_id(id)?;
-    Some((p.a_fmt.name().into(), p.b_fmt.name().into(), p.c_fmt.name().into(), p.sparse(), p.xor_popc()))
+    let scales = p.block_scale().map(|(f, block)| (f.name().to_string(), block));
+    Some((p.a_fmt.name().into(), p.b_fmt.name().into(), p.c_fmt.name().into(), p.sparse(), p.xor_popc(), scales))
 }
 
 /// One whole GEMM under a library model: (D's bytes, the kernel configuration used).

@@ -205,6 +205,35 @@ def test_fp6_fp4_and_fnuz_dtypes_from_ml_dtypes():
     assert np.isnan(np.array([0x80], np.uint8).view(ml_dtypes.float8_e4m3fnuz).astype(np.float32))[0]
 
 
+def test_block_scales_fold_into_the_products():
+    """Block-scaled MMAs (kind::mxf8f6f4.block32, ue8m0): one scale per row of A and column of B
+    along K = 32. 2^t on A and 2^-t on B change nothing; 2^3 on A alone is 8 times the exact sum;
+    a NaN scale (0xff) makes its row NaN; scales of the wrong shape are a clear error."""
+    rng = np.random.default_rng(9)
+    path = "rtx-blackwell:mma.m16n8k32.f32.e4m3.e2m1.f32"
+    a = rng.integers(0, 0x7f, (4, 16, 32), dtype=np.uint8) & 0x3f  # |a| <= 1.875: no overflow
+    b = rng.integers(0, 16, (4, 32, 8), dtype=np.uint8)
+    c = np.zeros((4, 16, 8), np.float32)
+    ones_a, ones_b = np.full((4, 16, 1), 127, np.uint8), np.full((4, 1, 8), 127, np.uint8)
+    kw = dict(a_fmt="e4m3", b_fmt="e2m1")
+    plain = mmafuzz.emulate(path, a, b, c, **kw, scale_a=ones_a, scale_b=ones_b)
+    assert (bits(plain) == bits(mmafuzz.emulate(path, a, b, c, **kw))).all()
+    moved = mmafuzz.emulate(path, a, b, c, **kw, scale_a=ones_a + 9, scale_b=ones_b - 9)
+    assert (bits(moved) == bits(plain)).all()
+    exact8 = mmafuzz.reference(a, b, c, **kw, scale_a=ones_a + 3, scale_b=ones_b)
+    exact1 = mmafuzz.reference(a, b, c, **kw)
+    assert (exact8 == 8 * exact1).all()
+    nan_a = ones_a.copy()
+    nan_a[:, 5] = 0xFF
+    d = mmafuzz.emulate(path, a, b, c, **kw, scale_a=nan_a, scale_b=ones_b)
+    assert np.isnan(d[:, 5]).all() and not np.isnan(np.delete(d, 5, axis=1)).any()
+    if hasattr(ml_dtypes, "float8_e8m0fnu"):
+        typed = mmafuzz.emulate(path, a, b, c, **kw, scale_a=(ones_a + 9).view(ml_dtypes.float8_e8m0fnu), scale_b=(ones_b - 9).view(ml_dtypes.float8_e8m0fnu))
+        assert (bits(typed) == bits(plain)).all()
+    with pytest.raises(ValueError, match="scale_a"):
+        mmafuzz.emulate(path, a, b, c, **kw, scale_a=np.full((4, 16, 3), 127, np.uint8), scale_b=ones_b)
+
+
 def test_one_tile_strided_views_and_byte_order():
     a, b, c = edge_tiles(3)
     whole = mmafuzz.emulate(F16_F32, a, b, c)
