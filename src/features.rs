@@ -243,8 +243,10 @@ impl<'a> FeatureProbe<'a> {
         }
         let counts = &mut counts.0;
         let (m, n, k) = (case.m, case.n, case.k);
-        let a: Vec<Operand> = case.a.iter().map(|&x| operand(case.a_fmt, x)).collect();
-        let bt: Vec<Operand> = (0..n).flat_map(|j| (0..k).map(move |kk| (kk, j))).map(|(kk, j)| operand(case.b_fmt, case.b_at(kk, j))).collect();
+        let mut a: Vec<Operand> = case.a.iter().map(|&x| operand(case.a_fmt, x)).collect();
+        let mut bt: Vec<Operand> = (0..n).flat_map(|j| (0..k).map(move |kk| (kk, j))).map(|(kk, j)| operand(case.b_fmt, case.b_at(kk, j))).collect();
+        // Block-scaled tiles: the operands as the products see them.
+        crate::model::scale_operands(case, &mut a, &mut bt);
         let blocks = block_members(&self.ar.blocks, k);
         let mut scratch = Scratch::default();
         for i in 0..m {

@@ -331,6 +331,20 @@ pub(crate) fn wide_sum<'t>(terms: impl IntoIterator<Item = &'t Term>, lo: i32) -
     (neg, top.to_u128().expect("fits"), lo + drop as i32, sticky)
 }
 
+/// Block scales folded into decoded operands: A row-major (m×k), B transposed (n×k). Each
+/// element as the product sees it, its scale folded into its value and its exponent field (an
+/// exponent adder adds the scale's exponent). Nothing on a case without scales.
+pub(crate) fn scale_operands(case: &MmaCase, a: &mut [Operand], bt: &mut [Operand]) {
+    let Some(s) = &case.scales else { return };
+    let (k, n) = (case.k, case.n);
+    for (idx, o) in a.iter_mut().enumerate() {
+        *o = o.scaled(s.fmt, s.a_at(idx / k, idx % k, k));
+    }
+    for (idx, o) in bt.iter_mut().enumerate() {
+        *o = o.scaled(s.fmt, s.b_at(idx % k, idx / k, n));
+    }
+}
+
 /// `blocks.group`: the products of each run (`runs[t]` is term t's, nondecreasing) summed
 /// exactly into one term, keyed by its leading bit under `leading_bit` (a run that cancels is
 /// dropped) and by its members' largest key otherwise (a run that cancels stays, anchoring).
@@ -442,17 +456,7 @@ impl<'a> TileRun<'a> {
             .flat_map(|j| (0..case.k).map(move |kk| (kk, j)))
             .map(|(kk, j)| Operand::input(case.b_fmt, case.b_at(kk, j), inputs))
             .collect();
-        if let Some(s) = &case.scales {
-            // Block scales: each element as the product sees it, its scale folded into its
-            // value and its exponent field (an exponent adder adds the scale's exponent).
-            let (k, n) = (case.k, case.n);
-            for (idx, o) in self.a.iter_mut().enumerate() {
-                *o = o.scaled(s.fmt, s.a_at(idx / k, idx % k, k));
-            }
-            for (idx, o) in self.bt.iter_mut().enumerate() {
-                *o = o.scaled(s.fmt, s.b_at(idx % k, idx / k, n));
-            }
-        }
+        scale_operands(case, &mut self.a, &mut self.bt);
     }
 
     /// Every element of D, row-major: eight at a time through the lane kernel where it applies.

@@ -13,7 +13,7 @@ mod lanes;
 mod library;
 
 pub use emulator::{Emulator, EmulatorError};
-pub(crate) use emulator::{block_members, wide_sum, Operand, Term};
+pub(crate) use emulator::{block_members, scale_operands, wide_sum, Operand, Term};
 pub use library::{embedded_arch_model_names, embedded_model_names, embedded_model_source};
 
 use crate::format::{Format, Overflow, Rounding};
