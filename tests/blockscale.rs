@@ -188,3 +188,18 @@ fn runs_keyed_by_their_scales_keep_what_leading_bits_would_drop() {
     assert_eq!(gst("leading_bit", 0), 0x3080_0000);
     assert_eq!(gst("scale", 0), 0x3080_0000);
 }
+
+/// Discovery and inference check models on single elements cut out of tiles (1×1×k cases):
+/// such an element keeps its row's and column's scales, and so its D.
+#[test]
+fn an_element_cut_from_a_scaled_tile_keeps_its_scales() {
+    let emu = Emulator::new(Model::load("rtx-blackwell:mma.m16n8k32.f32.e4m3.e2m1.f32").unwrap());
+    for c in tiles(PATH, 20, 31) {
+        let d = emu.run(&c).unwrap();
+        for (i, j) in [(0, 0), (7, 3), (15, 7)] {
+            let one = mmafuzz::infer::observe::element_case(&c, i, j);
+            assert!(one.scales.is_some());
+            assert_eq!(emu.run(&one).unwrap()[0], d[i * c.n + j], "element ({i}, {j})");
+        }
+    }
+}

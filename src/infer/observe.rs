@@ -53,7 +53,7 @@ pub fn plain_element(tile: &MmaCase, i: usize, j: usize, d: u64) -> bool {
         && normal(tile.c_fmt, d)
 }
 
-/// Element (i, j) of a tile as a 1×1×k case.
+/// Element (i, j) of a tile as a 1×1×k case (with its block scales, where the tile has them).
 pub fn element_case(tile: &MmaCase, i: usize, j: usize) -> MmaCase {
     if let Some(row) = tile.dense_row(i) {
         return element_case(&row, 0, j);
@@ -65,6 +65,16 @@ pub fn element_case(tile: &MmaCase, i: usize, j: usize) -> MmaCase {
         c.b[kk] = tile.b_at(kk, j);
     }
     c.c[0] = tile.c_at(i, j);
+    // A block-scaled tile's element keeps the scales of its row of A and its column of B.
+    c.scales = tile.scales.as_ref().map(|s| {
+        let blocks = tile.k / s.block;
+        crate::blockscale::BlockScales {
+            fmt: s.fmt,
+            block: s.block,
+            a: (0..blocks).map(|t| s.a_at(i, t * s.block, tile.k)).collect(),
+            b: (0..blocks).map(|t| s.b_at(t * s.block, j, tile.n)).collect(),
+        }
+    });
     c
 }
 
