@@ -122,21 +122,30 @@ mod tests {
         let kept = Model::load("sm90:mma.sp.m16n8k32.f32.f16.f16.f32").unwrap();
         let dense_k = Model::from_toml("dense-k", "base = \"sm90:mma.sp.m16n8k32.f32.f16.f16.f32\"\n[blocks]\nwidth = 8").unwrap();
         let (a, b) = (Side::model(kept), Side::model(dense_k));
-        let (case, e) = (0..400)
-            .find_map(|i| {
-                let c = crate::gen::case_at(path, 11, i);
-                let (da, db) = (a.execute(std::slice::from_ref(&c)).unwrap().remove(0), b.execute(std::slice::from_ref(&c)).unwrap().remove(0));
-                (0..128).find(|&e| da[e] != db[e]).map(|e| (c, e))
-            })
-            .expect("blocking by kept products or by dense K differ on some tile");
+        let (case, e) = first_divergence(&a, &b, path, 11, |_, _| true).expect("blocking by kept products or by dense K differ on some tile");
         let m = minimise(&a, &b, &case, e / 8, e % 8, 200).unwrap();
         assert!(!m.needs_whole_tile);
         let last = &m.last.probe;
         assert!(last.picks.is_some() && last.simplicity().terms <= 4, "{}", last.describe());
+        still_diverges(&a, &b, path, last);
+    }
+
+    /// The first element where sides `a` and `b` differ (and `keep` holds) on the path's
+    /// generated tiles of `seed` (the first 400).
+    fn first_divergence(a: &Side, b: &Side, path: &crate::exec::PathSpec, seed: u64, keep: impl Fn(&MmaCase, usize) -> bool) -> Option<(MmaCase, usize)> {
+        (0..400).find_map(|i| {
+            let c = crate::gen::case_at(path, seed, i);
+            let (da, db) = (a.execute(std::slice::from_ref(&c)).unwrap().remove(0), b.execute(std::slice::from_ref(&c)).unwrap().remove(0));
+            (0..da.len()).find(|&e| da[e] != db[e] && keep(&c, e)).map(|e| (c, e))
+        })
+    }
+
+    /// The minimised probe's tile is one the path takes, and still diverges when run afresh.
+    fn still_diverges(a: &Side, b: &Side, path: &crate::exec::PathSpec, last: &Probe) {
         let t = last.tile();
         path.check(&t).unwrap();
-        let at = last.i * 8 + last.j;
-        assert_ne!(a.execute(std::slice::from_ref(&t)).unwrap()[0][at], b.execute(std::slice::from_ref(&t)).unwrap()[0][at]);
+        let at = last.i * t.n + last.j;
+        assert_ne!(a.execute(std::slice::from_ref(&t)).unwrap()[0][at], b.execute(std::slice::from_ref(&t)).unwrap()[0][at], "{}", last.describe());
     }
 
     /// A block-scaled tile's divergence minimises to a probe that keeps its scales where they
@@ -148,21 +157,12 @@ mod tests {
         let fused = Model::load("rtx-blackwell:mma.m16n8k32.f32.e4m3.e2m1.f32").unwrap();
         let lead = Model::from_toml("lead", "base = \"rtx-blackwell:mma.m16n8k32.f32.e4m3.e2m1.f32\"\n[align]\nexponent = \"leading_bit\"").unwrap();
         let (a, b) = (Side::model(fused), Side::model(lead));
-        let (case, e) = (0..400)
-            .find_map(|i| {
-                let c = crate::gen::case_at(path, 5, i);
-                let (da, db) = (a.execute(std::slice::from_ref(&c)).unwrap().remove(0), b.execute(std::slice::from_ref(&c)).unwrap().remove(0));
-                (0..128).find(|&e| da[e] != db[e] && c.scales.as_ref().unwrap().a[e / 8] != 127).map(|e| (c, e))
-            })
-            .expect("field-sum and leading-bit keys differ on some scaled tile");
+        let (case, e) = first_divergence(&a, &b, path, 5, |c, e| c.scales.as_ref().unwrap().a[e / 8] != 127).expect("field-sum and leading-bit keys differ on some scaled tile");
         let m = minimise(&a, &b, &case, e / 8, e % 8, 200).unwrap();
         let last = &m.last.probe;
         assert!(last.scales.is_some() && last.simplicity().terms <= 4, "{}", last.describe());
         assert!(last.simplicity() < m.first.probe.simplicity());
-        let t = last.tile();
-        path.check(&t).unwrap();
-        let at = last.i * 8 + last.j;
-        assert_ne!(a.execute(std::slice::from_ref(&t)).unwrap()[0][at], b.execute(std::slice::from_ref(&t)).unwrap()[0][at], "{}", last.describe());
+        still_diverges(&a, &b, path, last);
         assert!(last.describe().contains("ue8m0 scales"), "{}", last.describe());
     }
 }
