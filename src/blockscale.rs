@@ -31,6 +31,14 @@ impl ScaleFormat {
         }
     }
 
+    /// The bit pattern of 1.
+    pub fn one(self) -> u8 {
+        match self {
+            ScaleFormat::Ue8m0 => 127,
+            ScaleFormat::Ue4m3 => 0x38,
+        }
+    }
+
     /// The largest valid bit pattern.
     pub fn max_bits(self) -> u8 {
         match self {
@@ -75,7 +83,7 @@ impl FromStr for ScaleFormat {
 }
 
 /// The scale factors of one tile.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BlockScales {
     pub fmt: ScaleFormat,
     /// Elements along K that share one scale (16 or 32 in PTX).
@@ -89,11 +97,20 @@ pub struct BlockScales {
 impl BlockScales {
     /// Unit scales (every factor 1) for an m×n×k tile.
     pub fn ones(fmt: ScaleFormat, block: usize, m: usize, n: usize, k: usize) -> Self {
-        let one = match fmt {
-            ScaleFormat::Ue8m0 => 127,
-            ScaleFormat::Ue4m3 => 0x38,
-        };
+        let one = fmt.one();
         BlockScales { fmt, block, a: vec![one; m * (k / block)], b: vec![one; (k / block) * n] }
+    }
+
+    /// The scales element (i, j) of an m×n×k tile meets, as a 1×1×k tile's: row i's of A and
+    /// column j's of B, one per block each.
+    pub fn of_element(&self, i: usize, j: usize, k: usize, n: usize) -> BlockScales {
+        let blocks = k / self.block;
+        BlockScales {
+            fmt: self.fmt,
+            block: self.block,
+            a: (0..blocks).map(|t| self.a_at(i, t * self.block, k)).collect(),
+            b: (0..blocks).map(|t| self.b_at(t * self.block, j, n)).collect(),
+        }
     }
 
     pub fn a_at(&self, i: usize, kk: usize, k: usize) -> u8 {

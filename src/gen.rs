@@ -261,7 +261,7 @@ pub fn path_case<R: Rng>(rng: &mut R, p: &crate::exec::PathSpec) -> MmaCase {
 pub fn block_scales<R: Rng>(rng: &mut R, fmt: crate::blockscale::ScaleFormat, block: usize, m: usize, n: usize, k: usize) -> crate::blockscale::BlockScales {
     use crate::blockscale::ScaleFormat;
     let mut s = crate::blockscale::BlockScales::ones(fmt, block, m, n, k);
-    let one = s.a.first().copied().unwrap_or(127);
+    let one = fmt.one();
     let max = fmt.max_bits();
     let draw = |rng: &mut R| -> u8 {
         match rng.gen_range(0..100) {

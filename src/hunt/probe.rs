@@ -23,34 +23,18 @@ pub struct Probe {
     /// On a sparse tile, the dense positions along K that row i keeps: `a` holds the row's k/2
     /// kept values and `b` the elements of column j they select, term t at position `picks[t]`.
     pub picks: Option<Vec<usize>>,
-    /// On a block-scaled tile, row i's scales of A and column j's of B (the rest of the tile's
-    /// scales are 1).
-    pub scales: Option<ProbeScales>,
+    /// On a block-scaled tile, the scales of row i of A and column j of B, as a 1×1×k tile's
+    /// ([`BlockScales::of_element`]); the rest of the tile's scales are 1.
+    pub scales: Option<BlockScales>,
 }
 
-/// The block scales a probe's element meets: one per block along K for its row of A and its
-/// column of B.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ProbeScales {
-    pub fmt: ScaleFormat,
-    pub block: usize,
-    pub a: Vec<u8>,
-    pub b: Vec<u8>,
-}
-
-impl ProbeScales {
-    fn one(&self) -> u8 {
-        BlockScales::ones(self.fmt, self.block, 1, 1, self.block).a[0]
-    }
-
-    /// Σ |exponent| of the scales that are not 1 (NaN and zero count as 1 each).
-    fn spread(&self) -> i64 {
-        let one = self.one();
-        self.a.iter().chain(&self.b).filter(|&&x| x != one).map(|&x| {
-            let d = self.fmt.decode(x);
-            if d.class == Class::Finite { (lead_exp(d.sig, d.exp) as i64).abs().max(1) } else { 1 }
-        }).sum()
-    }
+/// Σ |exponent| of the scales that are not 1 (NaN and zero count as 1 each).
+fn scale_spread(s: &BlockScales) -> i64 {
+    let one = s.fmt.one();
+    s.a.iter().chain(&s.b).filter(|&&x| x != one).map(|&x| {
+        let d = s.fmt.decode(x);
+        if d.class == Class::Finite { (lead_exp(d.sig, d.exp) as i64).abs().max(1) } else { 1 }
+    }).sum()
 }
 
 /// How simple a probe is; lower is simpler, compared field by field in this order.
@@ -93,10 +77,7 @@ impl Probe {
             },
             c: case.c_at(i, j),
             picks: case.picks(i),
-            scales: case.scales.as_ref().map(|s| {
-                let blocks = case.k / s.block;
-                ProbeScales { fmt: s.fmt, block: s.block, a: (0..blocks).map(|t| s.a_at(i, t * s.block, case.k)).collect(), b: (0..blocks).map(|t| s.b_at(t * s.block, j, case.n)).collect() }
-            }),
+            scales: case.scales.as_ref().map(|s| s.of_element(i, j, case.k, case.n)),
         }
     }
 
@@ -147,7 +128,7 @@ impl Probe {
     }
 
     pub fn simplicity(&self) -> Simplicity {
-        let scales = self.scales.as_ref().map_or(0, ProbeScales::spread);
+        let scales = self.scales.as_ref().map_or(0, scale_spread);
         let mut s = Simplicity { terms: self.live_terms().len() + (self.c != 0) as usize, set_bits: 0, distinct: 0, exponents: 0, scales, spread: 0, negatives: 0, off_origin: (self.i, self.j) != (0, 0) };
         let lead = |f: Format, x: u64| {
             let d = f.decode(x);
@@ -194,7 +175,7 @@ impl Probe {
             parts.push("other products 0".into());
         }
         if let Some(ps) = &self.scales {
-            let one = ps.one();
+            let one = ps.fmt.one();
             let text = |x: u8| {
                 let d = ps.fmt.decode(x);
                 match d.class {
@@ -395,7 +376,7 @@ impl Probe {
         // A block scale set to 1, or an A scale and a B scale of one block moved toward 1 together
         // (the product unchanged).
         if let Some(ps) = &self.scales {
-            let one = ps.one();
+            let one = ps.fmt.one();
             for t in 0..ps.a.len() {
                 for side in 0..2 {
                     let mut p = self.clone();

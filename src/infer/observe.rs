@@ -66,15 +66,7 @@ pub fn element_case(tile: &MmaCase, i: usize, j: usize) -> MmaCase {
     }
     c.c[0] = tile.c_at(i, j);
     // A block-scaled tile's element keeps the scales of its row of A and its column of B.
-    c.scales = tile.scales.as_ref().map(|s| {
-        let blocks = tile.k / s.block;
-        crate::blockscale::BlockScales {
-            fmt: s.fmt,
-            block: s.block,
-            a: (0..blocks).map(|t| s.a_at(i, t * s.block, tile.k)).collect(),
-            b: (0..blocks).map(|t| s.b_at(t * s.block, j, tile.n)).collect(),
-        }
-    });
+    c.scales = tile.scales.as_ref().map(|s| s.of_element(i, j, tile.k, tile.n));
     c
 }
 
