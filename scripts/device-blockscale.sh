@@ -8,6 +8,7 @@
 #
 #   bash scripts/device-blockscale.sh [DIR] [PATH...]     (DIR: the carried mmafuzz.gz and MMA-Sim wheel)
 #
+# The paths run side by side (THREADS oracle threads each, default 4).
 # Writes $OUT/blockscale.log and $OUT/findings.tgz.
 set -uo pipefail
 dir=${1:-target/devpy}
@@ -52,10 +53,13 @@ for p in "${paths[@]}"; do
     plain=$(echo "$p" | sed -E 's/\.mxf[a-z0-9]+\.block[0-9]+\././; s/\.[a-z0-9]+$//; s/\.m128n/.m64n/')
     model="$dir_arch:$plain"
   fi
-  echo "== $p (model $model)" >> "$out/blockscale.log"
-  timeout ${SECONDS_EACH:-60} "$site/mmafuzz" hunt --path "$p" --model "$model" --tiles ${TILES:-2000} --per-class 2 --findings "$out/findings" \
-    --against "external-npz:python3 scripts/mmasim-oracle.py --arch '$arch' --protocol npz --threads ${THREADS:-8}" >> "$out/blockscale.log" 2>&1
-  echo "[exit $?]" >> "$out/blockscale.log"
+  log="$site/$p.log"
+  ( echo "== $p (model $model)"
+    timeout ${SECONDS_EACH:-60} "$site/mmafuzz" hunt --path "$p" --model "$model" --tiles ${TILES:-2000} --per-class 2 --findings "$out/findings/$p" \
+      --against "external-npz:python3 scripts/mmasim-oracle.py --arch '$arch' --protocol npz --threads ${THREADS:-4}" 2>&1
+    echo "[exit $?]" ) > "$log" &
 done
+wait
+for p in "${paths[@]}"; do cat "$site/$p.log" >> "$out/blockscale.log"; done
 grep -E "^==|divergent:|^\[exit|rror" "$out/blockscale.log"
 tar czf "$out/findings.tgz" -C "$out" findings 2>/dev/null && rm -rf "${out:?}/findings"

@@ -51,12 +51,17 @@ def load(path):
 
 def kin(pid, a_fmt, b_fmt):
     """The measured sm90 model this path is compared with: its own, Hopper's wgmma for
-    Blackwell's tcgen05.mma, the same types for mixed FP8."""
+    Blackwell's tcgen05.mma, the same types for mixed FP8, Hopper's FP8 instruction for a
+    block-scaled one."""
     # AMD's mfma: the H100's mma.sync of the same input types (Hopper has no FP32-input MMA).
     amd = {"f16": "mma.m16n8k16.f32.f16.f16.f32", "bf16": "mma.m16n8k16.f32.bf16.bf16.f32",
            "tf32": "mma.m16n8k8.f32.tf32.tf32.f32", "f64": "mma.m8n8k4.f64.f64.f64.f64"}
     if pid.startswith("mfma."):
         pid = amd.get(a_fmt, pid)
+    # Block-scaled MMAs (kind::mxf8f6f4, mxf4, mxf4nvf4): the unscaled instruction of Hopper's FP8 shape.
+    if re.search(r"\.mxf[a-z0-9]+\.block\d+\.", pid):
+        pid = re.sub(r"\.mxf[a-z0-9]+\.block\d+\.", ".", re.sub(r"\.ue[0-9]m[0-9]$", "", pid))
+        pid = re.sub(r"m\d+n8k\d+", "m64n8k32" if pid.startswith("tcgen05.") else "m16n8k32", pid)
     k = pid.replace("tcgen05.mma.", "wgmma.", 1)
     same = k.replace(f".{a_fmt}.{b_fmt}", f".{a_fmt}.{a_fmt}", 1)
     # FP6/FP4 operands (kind::f8f6f4): Hopper's e4m3 instruction of the same shape and D.
@@ -145,7 +150,8 @@ def agreed_tiles(r):
 
 
 def formats(pid):
-    parts = pid.split(".")
+    # A block-scaled id names its kind and block after the shape: mma.m16n8k32.mxf8f6f4.block32.f32.e4m3...
+    parts = [p for p in pid.split(".") if not re.match(r"(mxf[a-z0-9]+|block\d+)$", p)]
     shape = next(i for i, p in enumerate(parts) if re.match(r"m\d+n\d+k\d+", p))
     d, a, b = parts[shape + 1:shape + 4]
     return a.replace("xf32", "tf32"), b.replace("xf32", "tf32")

@@ -62,7 +62,7 @@ fn every_mmasim_model_reproduces_mmasims_recorded_answers() {
     for (dir, _) in ARCHS {
         assert!(!toml_files(&root.join("models").join(dir)).is_empty(), "no models for {dir}");
     }
-    assert!(models >= 95, "{models} models");
+    assert!(models >= 256, "{models} models");
 }
 
 #[test]

@@ -280,10 +280,13 @@ def corpus(file, typed: bool = True) -> list:
     """The GPU-recorded tiles of a corpus file (``corpus/<path>.jsonl.xz``; tiles stored by
     reference are regenerated from their seeds): one dict per shape and formats, with ``a``,
     ``b``, ``c`` and the GPU's ``d`` as arrays (typed where a dtype holds the format, else raw
-    bits), ``a_fmt``, ``b_fmt``, ``c_fmt``, ``meta`` (sparse paths), ``xor`` and ``gpu`` (each
-    tile's GPU). ``emulate(model, g["a"], g["b"], g["c"], meta=g.get("meta"))`` replays them."""
+    bits), ``a_fmt``, ``b_fmt``, ``c_fmt``, ``meta`` (sparse paths), ``xor``, ``gpu`` (each
+    tile's GPU, or the simulator that answered) and, for block-scaled paths, ``scale_a``
+    (N×m×k/block), ``scale_b`` (N×k/block×n, uint8) and ``scale_fmt``.
+    ``emulate(model, g["a"], g["b"], g["c"], meta=g.get("meta"), scale_a=g.get("scale_a"),
+    scale_b=g.get("scale_b"), scale_fmt=g.get("scale_fmt"))`` replays them."""
     out = []
-    for (af, bf, cf), (t, m, n, k), a, b, c, d, meta, xor, gpu in _native.corpus_raw(str(file)):
+    for (af, bf, cf), (t, m, n, k), a, b, c, d, meta, xor, gpu, scales in _native.corpus_raw(str(file)):
         a_cols = k // 2 if meta is not None else k
         group = {
             "a_fmt": af, "b_fmt": bf, "c_fmt": cf, "xor": xor, "gpu": gpu,
@@ -292,6 +295,9 @@ def corpus(file, typed: bool = True) -> list:
         }
         if meta is not None:
             group["meta"] = meta.reshape(t, m, a_cols)
+        if scales is not None:
+            fmt, block, sa, sb = scales
+            group.update(scale_fmt=fmt, scale_a=sa.reshape(t, m, k // block), scale_b=sb.reshape(t, k // block, n))
         out.append(group)
     return out
 

@@ -350,7 +350,11 @@ type CorpusGroup<'py> = (
     Option<Bound<'py, PyArray1<u8>>>,
     bool,
     Vec<String>,
+    Option<GroupScales<'py>>,
 );
+
+/// A block-scaled group's scales: format, block, and A's and B's scale bytes of every tile.
+type GroupScales<'py> = (String, usize, Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<u8>>);
 
 /// A corpus file's GPU-recorded tiles (regenerated from their seeds where stored by reference),
 /// grouped by shape and formats in the order they first appear.
@@ -360,7 +364,7 @@ fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<Co
     if let Some(first) = bad.first() {
         return Err(err(format!("{} unreadable line(s), the first: {first}", bad.len())));
     }
-    let key = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs());
+    let key = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs(), c.scales.as_ref().map(|s| (s.fmt, s.block)));
     let mut groups: Vec<(_, Vec<&(MmaCase, Vec<u64>)>)> = Vec::new();
     for x in &cases {
         match groups.iter_mut().find(|(k, _)| *k == key(&x.0)) {
@@ -369,7 +373,7 @@ fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<Co
         }
     }
     let mut out = Vec::new();
-    for ((af, bf, cf, m, n, k, sparse, xor), tiles) in groups {
+    for ((af, bf, cf, m, n, k, sparse, xor, scaled), tiles) in groups {
         let bytes = |part: &dyn Fn(&(MmaCase, Vec<u64>)) -> &[u64], f: Format| {
             let mut v = Vec::new();
             for t in &tiles {
@@ -381,7 +385,17 @@ fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<Co
             v.into_pyarray(py)
         };
         let meta = sparse.then(|| tiles.iter().flat_map(|(c, _)| c.meta.clone().unwrap_or_default()).collect::<Vec<u8>>().into_pyarray(py));
-        let gpu = |c: &MmaCase| c.extra.get("provenance").and_then(|p| p.get("gpu")).and_then(Value::as_str).unwrap_or("").to_string();
+        let scales = scaled.map(|(fmt, block)| {
+            let side = |part: &dyn Fn(&BlockScales) -> &[u8]| {
+                tiles.iter().flat_map(|(c, _)| c.scales.as_ref().map(|s| part(s).to_vec()).unwrap_or_default()).collect::<Vec<u8>>().into_pyarray(py)
+            };
+            (fmt.name().to_string(), block, side(&|s| &s.a), side(&|s| &s.b))
+        });
+        // The GPU that ran the tile, or the simulator that answered in its place (MMA-Sim's records).
+        let gpu = |c: &MmaCase| {
+            let prov = c.extra.get("provenance");
+            prov.and_then(|p| p.get("gpu").or_else(|| p.get("oracle"))).and_then(Value::as_str).unwrap_or("").to_string()
+        };
         out.push((
             (af.name().to_string(), bf.name().to_string(), cf.name().to_string()),
             (tiles.len(), m, n, k),
@@ -392,6 +406,7 @@ fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<Co
             meta,
             xor,
             tiles.iter().map(|(c, _)| gpu(c)).collect(),
+            scales,
         ));
     }
     Ok(out)

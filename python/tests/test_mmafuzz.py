@@ -234,6 +234,33 @@ def test_block_scales_fold_into_the_products():
         mmafuzz.emulate(path, a, b, c, **kw, scale_a=np.full((4, 16, 3), 127, np.uint8), scale_b=ones_b)
 
 
+@pytest.mark.parametrize("arch, path", [
+    ("rtx-blackwell", "mma.m16n8k32.mxf8f6f4.block32.f32.e4m3.e2m1.f32.ue8m0"),
+    ("rtx-blackwell", "mma.m16n8k64.mxf4nvf4.block16.f32.e2m1.e2m1.f32.ue4m3"),
+    ("blackwell", "tcgen05.mma.m128n8k32.mxf8f6f4.block32.f32.e3m2.e2m1.ue8m0"),
+])
+def test_block_scaled_corpus_replays_mma_sim(arch, path):
+    """MMA-Sim's recorded answers on block-scaled tiles come back with their scales, and the
+    model discovered against it reproduces them; without the scales it does not."""
+    groups = mmafuzz.corpus(CORPUS / "mmasim" / arch / f"{path}.jsonl.xz")
+    assert groups and all("scale_a" in g for g in groups)
+    for g in groups:
+        t, m, n = g["d"].shape
+        k = g["b"].shape[1]
+        block = k // g["scale_a"].shape[2]
+        assert g["scale_a"].shape == (t, m, k // block) and g["scale_b"].shape == (t, k // block, n)
+        assert all("MMA-Sim" in s for s in g["gpu"])
+        kw = dict(a_fmt=g["a_fmt"], b_fmt=g["b_fmt"], c_fmt=g["c_fmt"])
+        d = mmafuzz.emulate(f"{arch}:{path}", g["a"], g["b"], g["c"], **kw,
+                            scale_a=g["scale_a"], scale_b=g["scale_b"], scale_fmt=g["scale_fmt"])
+        differ = np.flatnonzero(bits(d).ravel() != bits(g["d"]).ravel())
+        assert differ.size == 0, f"{differ.size} elements differ from MMA-Sim, the first at {differ[:5]}"
+        ones = np.full_like(g["scale_a"], 0x7F if g["scale_fmt"] == "ue8m0" else 0x38)
+        unscaled = mmafuzz.emulate(f"{arch}:{path}", g["a"], g["b"], g["c"], **kw, scale_a=ones,
+                                   scale_b=np.full_like(g["scale_b"], ones.flat[0]), scale_fmt=g["scale_fmt"])
+        assert (bits(unscaled) != bits(g["d"])).sum() > d.size // 10
+
+
 def test_one_tile_strided_views_and_byte_order():
     a, b, c = edge_tiles(3)
     whole = mmafuzz.emulate(F16_F32, a, b, c)

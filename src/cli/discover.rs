@@ -37,6 +37,7 @@ pub struct DiscoverArgs {
     /// With more core models alive than this, a round screens them on disputed elements alone
     /// (32 per tile, not whole tiles) and checks the screened ones against every whole tile once
     /// no more than this are left: FP6 x FP6 pairs keep over a million after the first tiles.
+    /// Scaled as --pool for wider or deeper tiles.
     #[arg(long, default_value_t = 50_000)]
     screen_above: usize,
     /// Write the discovered model here (e.g. models/sm90/PATH.toml).
@@ -82,11 +83,13 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     // instructions) get proportionally fewer, so a round costs about the same.
     let per_tile = p.m * p.n * p.k;
     let scale = |tiles: usize, least: usize| if per_tile <= WIDE { tiles } else { (tiles * WIDE / per_tile).max(least) };
-    let (pool, batch) = (scale(args.pool, 64), scale(args.batch, 8));
+    // Checking every alive model on whole tiles costs models x products per tile: on wide tiles
+    // (tcgen05's 128x8x64, 65,536 products) screening starts at proportionally fewer models.
+    let (pool, batch, screen_above) = (scale(args.pool, 64), scale(args.batch, 8), scale(args.screen_above, 1_000));
     if (pool, batch) != (args.pool, args.batch) {
-        eprintln!("{} has {per_tile} products per tile: pool {pool}, batch {batch} tiles per round", p.id);
+        eprintln!("{} has {per_tile} products per tile: pool {pool}, batch {batch} tiles per round, screening above {screen_above} models", p.id);
     }
-    let cfg = DiscoverConfig { seed: args.seed, pool, batch, sample: 24, max_tiles: args.max_tiles, max_time: Duration::from_secs(args.seconds), screen_above: args.screen_above };
+    let cfg = DiscoverConfig { seed: args.seed, pool, batch, sample: 24, max_tiles: args.max_tiles, max_time: Duration::from_secs(args.seconds), screen_above };
     eprintln!("discovering {} against {}", p.id, oracle.describe());
     let d = run(p, &oracle, base.arithmetic(p.a_fmt), &cfg, |r| {
         eprintln!("round {:>3} ({}): {} tiles run, {} models alive", r.round, r.stage, r.tiles_run, r.alive);

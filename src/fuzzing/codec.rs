@@ -5,7 +5,9 @@
 //! widest storage of the path's formats: 4 bytes, or 8 for f64; little-endian). Positions run
 //! over up to [`max_tiles`] tiles laid end to end, each A (m×k), B (k×n), C (m×n) row-major as
 //! in the interchange (on a sparse path A's m×(k/2) kept values, then after C one entry per
-//! group of four along K naming its pair of kept positions); a position past them wraps around. Every element no entry names is +0;
+//! group of four along K naming its pair of kept positions; on a block-scaled path, after C, A's
+//! m×(k/block) scales and B's (k/block)×n, each value XORed with the unit scale so that a scale
+//! no entry names is 1); a position past them wraps around. Every element no entry names is +0;
 //! a later entry for the same position wins; a trailing partial entry is ignored. Values are
 //! masked to their format's storage.
 //!
@@ -30,14 +32,16 @@ pub fn value_bytes(path: &PathSpec) -> usize {
     (path.a_fmt.storage_bits().max(path.c_fmt.storage_bits()) as usize).div_ceil(8).max(4)
 }
 
-/// Elements of A (kept values on a sparse path), B, C, and metadata groups (sparse paths: one
-/// per group of four along K per row, its value naming one of [`crate::sparse::PAIRS`]).
-fn parts(path: &PathSpec) -> [usize; 4] {
+/// Elements of A (kept values on a sparse path), B, C, metadata groups (sparse paths: one
+/// per group of four along K per row, its value naming one of [`crate::sparse::PAIRS`]), and
+/// block scales (block-scaled paths: A's m×(k/block), then B's (k/block)×n).
+fn parts(path: &PathSpec) -> [usize; 5] {
     let (m, n, k) = (path.m, path.n, path.k);
+    let scales = path.block_scale().map_or(0, |(_, block)| (m + n) * (k / block));
     if path.sparse() {
-        [m * k / 2, k * n, m * n, m * k / 4]
+        [m * k / 2, k * n, m * n, m * k / 4, scales]
     } else {
-        [m * k, k * n, m * n, 0]
+        [m * k, k * n, m * n, 0, scales]
     }
 }
 
@@ -60,7 +64,7 @@ pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
         tiles = tiles.max(pos / len + 1);
     }
     let mut out: Vec<MmaCase> = (0..tiles).map(|_| path.zeros()).collect();
-    let [na, nb, nc, _] = parts(path);
+    let [na, nb, nc, ng, _] = parts(path);
     let pairs = crate::sparse::pair_count(path.one_of_two()) as u64;
     for (pos, v) in entries {
         let t = &mut out[pos / len];
@@ -71,9 +75,18 @@ pub fn decode(path: &PathSpec, bytes: &[u8]) -> Vec<MmaCase> {
             t.b[at - na] = v & path.b_fmt.mask();
         } else if at < na + nb + nc {
             t.c[at - na - nb] = v & path.c_fmt.mask();
-        } else if let Some(meta) = t.meta.as_mut() {
-            let g = at - na - nb - nc;
-            meta[2 * g..2 * g + 2].copy_from_slice(&crate::sparse::PAIRS[(v % pairs) as usize]);
+        } else if at < na + nb + nc + ng {
+            if let Some(meta) = t.meta.as_mut() {
+                let g = at - na - nb - nc;
+                meta[2 * g..2 * g + 2].copy_from_slice(&crate::sparse::PAIRS[(v % pairs) as usize]);
+            }
+        } else if let Some(scales) = t.scales.as_mut() {
+            let s = at - na - nb - nc - ng;
+            let bits = v as u8 ^ scales.fmt.one();
+            match s.checked_sub(scales.a.len()) {
+                None => scales.a[s] = bits,
+                Some(j) => scales.b[j] = bits,
+            }
         }
     }
     out.iter_mut().for_each(|t| path.conform(t));
@@ -99,7 +112,16 @@ pub fn encode(path: &PathSpec, tiles: &[MmaCase]) -> Result<Vec<u8>, String> {
         }
         // Metadata groups by their pair's number (the default pair, 0, takes no entry).
         let groups: Vec<u64> = tile.meta.iter().flat_map(|m| m.chunks_exact(2)).map(|p| crate::sparse::PAIRS.iter().position(|q| q == p).unwrap_or(0) as u64).collect();
-        for (at, &v) in tile.a.iter().chain(&tile.b).chain(&tile.c).chain(&groups).enumerate() {
+        // Block scales where the path has them, of its format and block (1 takes no entry).
+        let scales: Vec<u64> = match (&tile.scales, path.block_scale()) {
+            (None, None) => Vec::new(),
+            (Some(s), Some(want)) if (s.fmt, s.block) == want && s.a.len() + s.b.len() == parts(path)[4] => {
+                s.a.iter().chain(&s.b).map(|&x| (x ^ s.fmt.one()) as u64).collect()
+            }
+            (Some(s), _) => return Err(format!("tile {t}: {} scales per {} do not fit {}", s.fmt.name(), s.block, path.id)),
+            (None, Some((fmt, block))) => return Err(format!("tile {t}: {} takes {} scales per {block}, the tile has none", path.id, fmt.name())),
+        };
+        for (at, &v) in tile.a.iter().chain(&tile.b).chain(&tile.c).chain(&groups).chain(&scales).enumerate() {
             if v != 0 {
                 let pos = (t * len + at) as u16;
                 out.extend_from_slice(&pos.to_le_bytes());
@@ -188,6 +210,37 @@ mod tests {
         assert!(encode(sparse, &[MmaCase::zeros(Format::F16, Format::F32, 16, 8, 32)]).is_err());
     }
 
+    /// Block-scaled tiles round-trip with their scales; a scale no entry names is 1.
+    #[test]
+    fn block_scaled_tiles_round_trip_with_their_scales() {
+        let mut rng = <rand_xoshiro::Xoshiro256PlusPlus as rand::SeedableRng>::seed_from_u64(5);
+        for id in ["mma.m16n8k32.mxf8f6f4.block32.f32.e4m3.e2m1.f32.ue8m0", "mma.m16n8k64.mxf4nvf4.block16.f32.e2m1.e2m1.f32.ue4m3"] {
+            let path = path_by_id(id).unwrap();
+            let tiles: Vec<MmaCase> = (0..4)
+                .map(|_| {
+                    let mut t = crate::gen::path_case(&mut rng, path);
+                    t.extra.clear();
+                    t
+                })
+                .collect();
+            let one = path.block_scale().unwrap().0.one();
+            assert!(tiles.iter().any(|t| t.scales.as_ref().unwrap().a.iter().any(|&x| x != one)), "{id}: gen draws scales");
+            let bytes = encode(path, &tiles).unwrap();
+            assert_eq!(decode(path, &bytes), tiles, "{id}");
+            let zero = decode(path, &[]);
+            assert!(zero[0].scales.as_ref().unwrap().a.iter().chain(&zero[0].scales.as_ref().unwrap().b).all(|&x| x == one));
+            // A tile without scales, or with another block, is no tile of the path.
+            let mut bare = tiles[0].clone();
+            bare.scales = None;
+            assert!(encode(path, &[bare]).is_err());
+        }
+        // One entry sets B's last scale of the tile: the value is XORed with the unit scale.
+        let path = path_by_id("mma.m16n8k32.mxf8f6f4.block32.f32.e4m3.e2m1.f32.ue8m0").unwrap();
+        let last = ((tile_len(path) - 1) as u16).to_le_bytes();
+        let t = decode(path, &[last[0], last[1], 127 ^ 130, 0, 0, 0]);
+        assert_eq!(*t[0].scales.as_ref().unwrap().b.last().unwrap(), 130);
+    }
+
     #[test]
     fn target_names_name_paths() {
         for p in crate::exec::PATHS {
@@ -209,6 +262,11 @@ mod tests {
             let tiles = decode(p, &bytes);
             assert_eq!(tiles.len(), n, "{}", p.id);
             let value = 0x0101_0101_0101_0101u64 & (u64::MAX >> (64 - 8 * value_bytes(p)));
+            if let Some(scales) = &tiles[n - 1].scales {
+                // A block-scaled path's last entries are B's scales, XORed with the unit scale.
+                assert_eq!(*scales.b.last().unwrap(), value as u8 ^ scales.fmt.one(), "{}", p.id);
+                continue;
+            }
             if let Some(meta) = &tiles[n - 1].meta {
                 // A sparse path's last entries are metadata groups: the value numbers the pair.
                 let pair = crate::sparse::PAIRS[(value % crate::sparse::pair_count(p.one_of_two()) as u64) as usize];
