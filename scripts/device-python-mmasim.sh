@@ -14,6 +14,10 @@
 #   record    MMA-Sim's answers into $OUT/mmasim/<arch>/ (ARCHS: comma list of its architectures;
 #             no --instruction and no --nan-as: for the Hopper paths; the models step records the
 #             other architectures' answers as their models were checked, MODEL_FLAGS=--record-missing)
+#   devcheck  MMA-Sim on the GPU (mmasim-oracle.py --device cuda) against its CPU answers recorded
+#             in corpus/mmasim/<arch>/ (DEVCHECK_ARCHS, default Blackwell and RTX Blackwell; files
+#             whose path contains DEVCHECK_FILTER, default "block"): the replay's table, and the
+#             time of the same replay with the oracle on the CPU (THREADS threads) and on the GPU
 #   models    scripts/mmasim-models.py (a model per MMA-Sim architecture and instruction, found
 #             by discover against MMA-Sim and hunted) for MODEL_ARCHS (comma list, default
 #             Blackwell and RTX Blackwell), MODEL_JOBS pairs at once (default 14); the models,
@@ -81,6 +85,21 @@ if has record; then
         --oracle "$(oracle "$arch")" --label "MMA-Sim 2.1.1 $arch model, not hardware" 2>&1 | grep -v "^serve" | tail -1
     done
   done > "$out/record.log" 2>&1
+fi
+if has devcheck; then
+  IFS=',' read -ra archs <<< "${DEVCHECK_ARCHS:-Blackwell,RTX Blackwell}"
+  for arch in "${archs[@]}"; do
+    slug=$(echo "$arch" | tr 'A-Z ' 'a-z-')
+    for dev in cuda cpu; do
+      start=$(date +%s%N)
+      timeout ${DEVCHECK_S:-200} "$bin" replay --corpus "corpus/mmasim/$slug" --models exact-rne --filter "${DEVCHECK_FILTER:-block}" \
+        --oracle "$(oracle "$arch") --device $dev" > "$out/devcheck-$slug-$dev.log" 2>&1
+      rc=$?
+      echo "$arch, MMA-Sim on $dev: rc $rc, $(( ($(date +%s%N) - start) / 1000000 )) ms"
+    done
+    head -80 "$out/devcheck-$slug-cuda.log" | cut -c1-220
+  done > "$out/devcheck.log" 2>&1
+  grep -E "MMA-Sim on" "$out/devcheck.log"
 fi
 if has models; then
   stamp=$(mktemp); sleep 1

@@ -63,6 +63,8 @@ def parse_args():
     p.add_argument("--record", type=int, default=256, help="tiles of MMA-Sim's answers recorded per pair into corpus/mmasim/")
     p.add_argument("--jobs", type=int, default=1, help="pairs run at once")
     p.add_argument("--oracle-threads", type=int, default=1, help="threads of each MMA-Sim oracle process (PyTorch's)")
+    p.add_argument("--oracle-device", default="cpu", help="where each MMA-Sim oracle computes: cpu, or cuda (the GPU machine's "
+                   "card, shared by every job; see scripts/mmasim-oracle.py --device)")
     p.add_argument("--out", default=os.path.join(ROOT, "target/mmasim-models"))
     p.add_argument("--redo", action="store_true", help="run pairs that already have a model too")
     p.add_argument("--list", action="store_true", help="print the pairs and stop")
@@ -183,7 +185,8 @@ def oracle_for(args, pr):
     label = f"MMA-Sim 2.1.1 {arch} model{' (NaNs written as all-ones)' if host_nans else ''}, not hardware"
     oracle = (f"external-npz:{args.python} {os.path.join(ROOT, 'scripts/mmasim-oracle.py')} --arch '{arch}' --protocol npz"
               f" --instruction '{pr['mmasim'].replace(' ', ':', 1)}' --threads {args.oracle_threads}"
-              + (" --nan-as all-ones" if host_nans else ""))
+              + (" --nan-as all-ones" if host_nans else "")
+              + (f" --device {args.oracle_device}" if args.oracle_device != "cpu" else ""))
     return oracle, label, host_nans
 
 
