@@ -114,8 +114,9 @@ def pairs(args):
             kind = re.search(r"\.(mxf\w+)\.block", p["id"])
             scale = (p["id"].rsplit(".", 1)[1], int(block.group(1)), kind.group(1)) if block else None
             try:
-                kind, name = oracle.instruction(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"], scale)
-                oracle.op(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"], scale)
+                d_fmt = p.get("d_fmt", p["c_fmt"])
+                kind, name = oracle.instruction(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"], scale, d_fmt)
+                oracle.op(p["m"], p["n"], p["k"], p["a_fmt"], p["b_fmt"], p["c_fmt"], scale, d_fmt)
             except (ValueError, KeyError):
                 continue
             if kind != p["id"].split(".")[0]:
@@ -264,6 +265,16 @@ def scaled_kin(p, d):
     return None
 
 
+def widened_kin(p, d):
+    """The discovery base of a path whose D is wider than C (Volta's mma.m8n8k4.f32.f16.f16.f16):
+    this architecture's model of the same instruction with C in D's format (MMA-Sim adds C as a
+    value either way)."""
+    if p.get("d_fmt", p["c_fmt"]) == p["c_fmt"]:
+        return None
+    f = os.path.join(ROOT, "models", d, p["id"].rsplit(".", 1)[0] + "." + p["d_fmt"] + ".toml")
+    return f if os.path.exists(f) else None
+
+
 def fp8_kin(p, d):
     """The discovery base of a kind::f8f6f4 path with FP6/FP4 operands, and of tcgen05's FP8 with
     f16 D (too slow to discover from Hopper's wgmma, whose FP8 arithmetic is narrower): the
@@ -311,7 +322,7 @@ def one(args, pr):
         for ending in CORPUS_ENDINGS:
             if os.path.exists(os.path.join(corpus, pid + ending)):
                 os.remove(os.path.join(corpus, pid + ending))
-        kin = fnuz_base(work) if p["a_fmt"].endswith("fnuz") else scaled_kin(p, d) or fp8_kin(p, d)
+        kin = fnuz_base(work) if p["a_fmt"].endswith("fnuz") else scaled_kin(p, d) or widened_kin(p, d) or fp8_kin(p, d)
         base = ["--base", kin] if kin else []
         if kin:
             result["discover_base"] = os.path.relpath(kin, ROOT)

@@ -8,7 +8,7 @@ discover, record), speaking either protocol over stdin/stdout.
         --oracle "external-npz:python3 scripts/mmasim-oracle.py --arch Hopper --protocol npz"
 
 The instruction comes from each batch's tiles (shape and formats: m64 tiles are wgmma, others
-mma.sync; D's format is C's), or from --instruction (MMA-Sim's own name, e.g. `mma:m16n8k16.f32.f16.f16.f32`,
+mma.sync; D's format is C's unless the batch says "d_fmt"), or from --instruction (MMA-Sim's own name, e.g. `mma:m16n8k16.f32.f16.f16.f32`,
 `wgmma:m64n8k16.f32.f16.f16`, `mfma:f32_32x32x8f16`). Tiles MMA-Sim has no model for (sparse,
 integer, an instruction its --arch lacks) are answered with an error, never a guess.
 
@@ -99,11 +99,11 @@ class Oracle:
         self.torch, self.nv, self.amd = load(args)
         self.ops = {}
 
-    def op(self, m, n, k, a_fmt, b_fmt, c_fmt, scale=None):
+    def op(self, m, n, k, a_fmt, b_fmt, c_fmt, scale=None, d_fmt=None):
         if self.args.instruction:
             kind, name = self.args.instruction.split(":", 1)
         else:
-            kind, name = self.instruction(m, n, k, a_fmt, b_fmt, c_fmt, scale)
+            kind, name = self.instruction(m, n, k, a_fmt, b_fmt, c_fmt, scale, d_fmt)
         key = (kind, name)
         if key not in self.ops:
             try:
@@ -119,7 +119,7 @@ class Oracle:
             raise op
         return op
 
-    def instruction(self, m, n, k, a_fmt, b_fmt, c_fmt, scale=None):
+    def instruction(self, m, n, k, a_fmt, b_fmt, c_fmt, scale=None, d_fmt=None):
         """MMA-Sim's (kind, name) for a tile: mfma on AMD architectures, tcgen05.mma for
         M = 64 on Blackwell, wgmma for M = 64 elsewhere, mma.sync otherwise. `scale`: (format,
         block[, kind]) of block-scaled tiles: kind::mxf8f6f4 at K = 32; at K = 64 (FP4)
@@ -141,7 +141,8 @@ class Oracle:
             return "wgmma", f"m64n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}"
         if {a_fmt, b_fmt} & F8F6F4_ONLY:  # FP6/FP4 operands: sm_120's kind::f8f6f4
             return "mma", f"m{m}n{n}k{k}.kind::f8f6f4.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}"
-        return "mma", f"m{m}n{n}k{k}.{c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}"
+        # PTX's .dtype.atype.btype.ctype: D wider than C only on m8n8k4 (f16 C into f32 D).
+        return "mma", f"m{m}n{n}k{k}.{d_fmt or c_fmt}.{a_fmt}.{b_fmt}.{c_fmt}"
 
     def mfma_name(self, m, n, k, a_fmt, b_fmt, c_fmt):
         """The arch's v_mfma suffix of this shape and these types. mmafuzz calls CDNA3's xf32
@@ -173,18 +174,19 @@ class Oracle:
         table = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float32)
         return self.torch.from_numpy(table[np.asarray(raw, np.int64) & 15])
 
-    def run(self, a, b, c, a_fmt, b_fmt, c_fmt, scales=None):
-        """D (raw bits, N×m×n) of tiles given as raw-bit arrays a N×m×k, b N×k×n, c N×m×n;
-        `scales`: (format, block, scale_a N×m×(k/block), scale_b N×(k/block)×n) of block-scaled
-        tiles, uint8 bit patterns."""
-        for f in (a_fmt, b_fmt, c_fmt):
+    def run(self, a, b, c, a_fmt, b_fmt, c_fmt, scales=None, d_fmt=None):
+        """D (raw bits, N×m×n, in `d_fmt`, C's format by default) of tiles given as raw-bit
+        arrays a N×m×k, b N×k×n, c N×m×n; `scales`: (format, block, scale_a N×m×(k/block),
+        scale_b N×(k/block)×n) of block-scaled tiles, uint8 bit patterns."""
+        d_fmt = d_fmt or c_fmt
+        for f in (a_fmt, b_fmt, c_fmt, d_fmt):
             if f not in FORMATS:
                 raise ValueError(f"MMA-Sim has no {f} tiles")
         t, m, k = a.shape
         n = b.shape[2]
         if scales is not None and scales[0] not in SCALES:
             raise ValueError(f"MMA-Sim has no {scales[0]} block scales")
-        op = self.op(m, n, k, a_fmt, b_fmt, c_fmt, None if scales is None else scales[:2])
+        op = self.op(m, n, k, a_fmt, b_fmt, c_fmt, None if scales is None else scales[:2], d_fmt)
         A, B, C = self.tensor(a, a_fmt), self.tensor(b, b_fmt), self.tensor(c, c_fmt)
         if scales is not None and k == 64:
             # kind::mxf4/mxf4nvf4 (MMA-Sim's GST_FDPA) take FP4 packed two per byte, or any float
@@ -209,7 +211,7 @@ class Oracle:
                 beta = SB[i:i + self.args.batch].transpose(1, 2)[:, None, :, :].expand(-1, m, -1, -1)
                 out.append(op.dpa(av, bv, sc, alpha, beta))
         d = self.torch.cat(out).cpu()
-        width = FORMATS[c_fmt][1]
+        width = FORMATS[d_fmt][1]
         bits = d.contiguous().view(getattr(self.torch, f"int{8 * width}") if width > 1 else self.torch.uint8).numpy().view(RAW[width]).copy()
         if self.args.nan_as == "all-ones":
             bits[d.isnan().numpy()] = (1 << (8 * width - 1)) - 1
@@ -232,9 +234,9 @@ def serve_jsonl(oracle):
         groups = {}
         for i, case in enumerate(lines):
             scale = (case["scale_fmt"], case["scale_block"]) if "scale_fmt" in case else None
-            key = (case["a_fmt"], case.get("b_fmt", case["a_fmt"]), case["c_fmt"], case["m"], case["n"], case["k"], "meta" in case, scale)
+            key = (case["a_fmt"], case.get("b_fmt", case["a_fmt"]), case["c_fmt"], case.get("d_fmt", case["c_fmt"]), case["m"], case["n"], case["k"], "meta" in case, scale)
             groups.setdefault(key, []).append(i)
-        for (af, bf, cf, m, n, k, sparse, scale), idx in groups.items():
+        for (af, bf, cf, df, m, n, k, sparse, scale), idx in groups.items():
             try:
                 if sparse:
                     raise ValueError("MMA-Sim has no 2:4 sparse instructions")
@@ -246,8 +248,8 @@ def serve_jsonl(oracle):
                     blocks = k // scale[1]
                     sarr = lambda key, shape: np.array([[int(x, 16) for x in lines[i][key]] for i in idx], np.uint8).reshape(len(idx), *shape)
                     scales = (*scale, sarr("scale_a", (m, blocks)), sarr("scale_b", (blocks, n)))
-                d = oracle.run(arr("a", af, (m, k)), arr("b", bf, (k, n)), arr("c", cf, (m, n)), af, bf, cf, scales)
-                digits = 2 * FORMATS[cf][1]
+                d = oracle.run(arr("a", af, (m, k)), arr("b", bf, (k, n)), arr("c", cf, (m, n)), af, bf, cf, scales, df)
+                digits = 2 * FORMATS[df][1]
                 for t, i in enumerate(idx):
                     answers[i] = json.dumps({"d": [format(int(x), f"0{digits}x") for x in d[t].ravel()]})
             except Exception as e:  # an answer for every case: the stream stays in step
@@ -272,7 +274,7 @@ def serve_npz(oracle):
             scales = None
             if "scale_a" in z.files:
                 scales = (h["scale_fmt"], h["scale_block"], z["scale_a"], z["scale_b"])
-            d = oracle.run(z["a"], z["b"], z["c"], h["a_fmt"], h["b_fmt"], h["c_fmt"], scales)
+            d = oracle.run(z["a"], z["b"], z["c"], h["a_fmt"], h["b_fmt"], h["c_fmt"], scales, h.get("d_fmt"))
             buf = io.BytesIO()
             np.savez(buf, d=d)
             answer = buf.getvalue()

@@ -2,7 +2,9 @@
 //!
 //! One JSON object per line: `{"a_fmt":"f16","c_fmt":"f32","m":16,"n":8,"k":16,"a":[...],
 //! "b":[...],"c":[...]}`, A m×k, B k×n, C m×n, all row-major, every element the raw bit pattern
-//! in lowercase hex without `0x`. Results repeat the input and add `"d"` (layout and format of C).
+//! in lowercase hex without `0x`. Results repeat the input and add `"d"` (layout and format of C,
+//! or of `"d_fmt"` where an instruction's D differs: `mma.m8n8k4.f32.f16.f16.f16` adds C in f16
+//! into D in f32).
 //! Fields we do not know are kept as they came, in order. A block-scaled case adds
 //! `"scale_fmt"` (`ue8m0`/`ue4m3`), `"scale_block"` (elements along K per scale), `"scale_a"`
 //! (m×(k/block)) and `"scale_b"` ((k/block)×n), each scale two hex digits.
@@ -18,8 +20,11 @@ pub struct MmaCase {
     pub a_fmt: Format,
     /// Format of B; the interchange format has it only where it differs from A (`"b_fmt"`).
     pub b_fmt: Format,
-    /// Format of C and D.
+    /// Format of C (and of D, unless `d_fmt` says otherwise).
     pub c_fmt: Format,
+    /// Format of D: `c_fmt` except where the instruction's D is wider than its C
+    /// (`mma.m8n8k4.f32.f16.f16.f16`); `"d_fmt"` in the interchange format only then.
+    pub d_fmt: Format,
     pub m: usize,
     pub n: usize,
     pub k: usize,
@@ -61,6 +66,7 @@ impl MmaCase {
             a_fmt,
             b_fmt: a_fmt,
             c_fmt,
+            d_fmt: c_fmt,
             m,
             n,
             k,
@@ -138,6 +144,9 @@ impl MmaCase {
         }
         if self.a_fmt.is_integer() != self.c_fmt.is_integer() || self.b_fmt.is_integer() != self.c_fmt.is_integer() {
             return Err(field_err("c_fmt", format!("{}/{} into {}: integer and floating-point formats do not mix in one case", self.a_fmt, self.b_fmt, self.c_fmt)));
+        }
+        if self.d_fmt.is_integer() != self.c_fmt.is_integer() {
+            return Err(field_err("d_fmt", format!("{} into {}: integer and floating-point formats do not mix in one case", self.c_fmt, self.d_fmt)));
         }
         match self.extra.get("op") {
             None => {}
@@ -227,6 +236,7 @@ impl MmaCase {
         let a_fmt = fmt(&mut obj, "a_fmt")?.ok_or_else(|| field_err("a_fmt", "missing"))?;
         let b_fmt = fmt(&mut obj, "b_fmt")?.unwrap_or(a_fmt);
         let c_fmt = fmt(&mut obj, "c_fmt")?.ok_or_else(|| field_err("c_fmt", "missing"))?;
+        let d_fmt = fmt(&mut obj, "d_fmt")?.unwrap_or(c_fmt);
         let dim = |obj: &mut Map<String, Value>, key: &str| -> Result<usize, FieldError> {
             match obj.shift_remove(key) {
                 Some(Value::Number(n)) => n
@@ -253,7 +263,7 @@ impl MmaCase {
             Some(_) => return Err(field_err("meta", "expected an array of indices 0 to 3")),
         };
         let scales = parse_scales(&mut obj)?;
-        let case = MmaCase { a_fmt, b_fmt, c_fmt, m, n, k, a, b, c, meta, scales, extra: obj };
+        let case = MmaCase { a_fmt, b_fmt, c_fmt, d_fmt, m, n, k, a, b, c, meta, scales, extra: obj };
         case.validate()?;
         Ok(case)
     }
@@ -266,6 +276,9 @@ impl MmaCase {
             obj.insert("b_fmt".into(), self.b_fmt.name().into());
         }
         obj.insert("c_fmt".into(), self.c_fmt.name().into());
+        if self.d_fmt != self.c_fmt {
+            obj.insert("d_fmt".into(), self.d_fmt.name().into());
+        }
         obj.insert("m".into(), self.m.into());
         obj.insert("n".into(), self.n.into());
         obj.insert("k".into(), self.k.into());
@@ -292,7 +305,7 @@ impl MmaCase {
     /// The result line: the case with `"d"` set (replacing any earlier `"d"`).
     pub fn result_json(&self, d: &[u64]) -> String {
         let mut obj = self.to_json();
-        obj.insert("d".into(), hex_array(d, self.c_fmt));
+        obj.insert("d".into(), hex_array(d, self.d_fmt));
         Value::Object(obj).to_string()
     }
 
@@ -301,7 +314,7 @@ impl MmaCase {
         match self.extra.get("d") {
             None => Ok(None),
             Some(v) => {
-                let d = parse_hex_array(Some(v.clone()), "d", self.c_fmt)?;
+                let d = parse_hex_array(Some(v.clone()), "d", self.d_fmt)?;
                 if d.len() != self.m * self.n {
                     return Err(field_err("d", format!("has {} elements, shape needs {}", d.len(), self.m * self.n)));
                 }
@@ -415,6 +428,9 @@ mod tests {
         let mut c = MmaCase::zeros(Format::S8, Format::F32, 1, 1, 1);
         assert_eq!(c.validate().unwrap_err().field, "c_fmt");
         c.c_fmt = Format::S32;
+        // D's format follows C's kind too (an integer C with a float D is no case).
+        assert_eq!(c.validate().unwrap_err().field, "d_fmt");
+        c.d_fmt = Format::S32;
         c.validate().unwrap();
         c.extra.insert("op".into(), "xor".into());
         assert_eq!(c.validate().unwrap_err().field, "op");

@@ -260,7 +260,7 @@ impl<'a> FeatureProbe<'a> {
     #[allow(clippy::too_many_arguments)]
     fn element(&self, case: &MmaCase, arow: &[Operand], bcol: &[Operand], c: Operand, blocks: &[Vec<usize>], d: u64, s: &mut Scratch, counts: &mut [u32]) {
         let ar = self.ar;
-        let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
+        let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
         let field_sum = ar.align.exponent == AlignExponent::FieldSum;
         // Products, specials among the inputs.
         s.products.clear();
@@ -380,7 +380,7 @@ impl<'a> FeatureProbe<'a> {
         } else {
             0
         };
-        let out = case.c_fmt;
+        let out = case.d_fmt;
         let dd = out.decode(d);
         let subnormal = dd.class == Class::Finite && dd.sig >> (out.precision() - 1) == 0;
         let result = match dd.class {

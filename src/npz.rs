@@ -8,7 +8,8 @@
 //!   `"scale_fmt"` (`ue8m0`/`ue4m3`) and `"scale_block"` in the header;
 //! - `header`: 1-D uint8, the bytes of a JSON object `{"a_fmt":"f16","b_fmt":"f16","c_fmt":"f32"}`
 //!   with `"op":"xor"` where the tiles pair bits by XOR; other keys are kept and written back;
-//! - `d` (results) N×m×n in C's format.
+//! - `d` (results) N×m×n in C's format, or in `"d_fmt"` (header) where D's format is not C's
+//!   (`mma.m8n8k4.f32.f16.f16.f16`).
 //!
 //! Elements are raw bit patterns as unsigned integers of the format's container width (uint8 for
 //! e4m3, e5m2 and the narrow integers, one value per element; uint16 for f16 and bf16; uint32 for
@@ -249,8 +250,10 @@ fn read_member<R: Read + Seek>(npz: &mut NpzArchive<R>, name: &str) -> Result<Op
 pub struct Batch {
     pub a_fmt: Format,
     pub b_fmt: Format,
-    /// Format of C and D.
+    /// Format of C (and of D, unless `d_fmt` differs).
     pub c_fmt: Format,
+    /// Format of D (`"d_fmt"` in the header where it is not C's).
+    pub d_fmt: Format,
     pub tiles: usize,
     pub m: usize,
     pub n: usize,
@@ -323,7 +326,7 @@ impl Batch {
                 Some(v) => Err(err(Some("header"), format!("{key}: {v} is not a format name"))),
             }
         };
-        let (a_named, b_named, c_named) = (named("a_fmt")?, named("b_fmt")?, named("c_fmt")?);
+        let (a_named, b_named, c_named, d_named) = (named("a_fmt")?, named("b_fmt")?, named("c_fmt")?, named("d_fmt")?);
         let format = |named: Option<Format>, m: &Member, name: &str| {
             named.or_else(|| typed_format(&m.ty)).ok_or_else(|| {
                 err(
@@ -339,6 +342,7 @@ impl Batch {
         let a_fmt = format(a_named, &a, "a")?;
         let b_fmt = format(b_named.or(a_named), &b, "b")?;
         let c_fmt = format(c_named, &c, "c")?;
+        let d_fmt = d_named.unwrap_or(c_fmt);
 
         // Shapes: C gives N, m, n; B gives k; A and meta follow.
         let three = |m: &Member, name: &str, dims: &str| {
@@ -420,7 +424,7 @@ impl Batch {
         };
         let d = match d {
             None => None,
-            Some(m) if m.shape == c.shape => Some(array(m, c_fmt, "d")?),
+            Some(m) if m.shape == c.shape => Some(array(m, d_fmt, "d")?),
             Some(m) => return Err(err(Some("d"), format!("shape {:?} is not C's {:?}", m.shape, c.shape))),
         };
         let mut extra = Map::new();
@@ -431,6 +435,7 @@ impl Batch {
         // Formats that mix, or an "op" the formats do not take, are the header's fault.
         let mut probe = MmaCase::zeros(a_fmt, c_fmt, 1, 1, 1);
         probe.b_fmt = b_fmt;
+        probe.d_fmt = d_fmt;
         probe.extra = extra.clone();
         probe.validate().map_err(|e| err(Some("header"), e.to_string()))?;
         extra.extend(header);
@@ -438,6 +443,7 @@ impl Batch {
             a_fmt,
             b_fmt,
             c_fmt,
+            d_fmt,
             tiles,
             m: rows,
             n: cols,
@@ -459,12 +465,13 @@ impl Batch {
     pub fn from_cases(cases: &[MmaCase]) -> Result<Batch, NpzError> {
         let err = |tile: Option<usize>, message: String| NpzError { file: None, member: None, tile, message };
         let first = cases.first().ok_or_else(|| err(None, "no tiles: an npz needs one to know its shape and formats".into()))?;
-        let kind = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs(), c.scales.as_ref().map(|s| (s.fmt, s.block)));
+        let kind = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.d_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs(), c.scales.as_ref().map(|s| (s.fmt, s.block)));
         let describe = |c: &MmaCase| {
             let sparse = if c.meta.is_some() { " sparse" } else { "" };
             let xor = if c.xor_pairs() { " xor" } else { "" };
             let scaled = c.scales.as_ref().map(|s| format!(" scaled by {} per {}", s.fmt, s.block)).unwrap_or_default();
-            format!("{}x{}x{} {}/{} into {}{sparse}{xor}{scaled}", c.m, c.n, c.k, c.a_fmt, c.b_fmt, c.c_fmt)
+            let widened = if c.d_fmt != c.c_fmt { format!(", D {}", c.d_fmt) } else { String::new() };
+            format!("{}x{}x{} {}/{} into {}{widened}{sparse}{xor}{scaled}", c.m, c.n, c.k, c.a_fmt, c.b_fmt, c.c_fmt)
         };
         if let Some(i) = cases.iter().position(|c| kind(c) != kind(first)) {
             return Err(err(
@@ -507,6 +514,7 @@ impl Batch {
             a_fmt: first.a_fmt,
             b_fmt: first.b_fmt,
             c_fmt: first.c_fmt,
+            d_fmt: first.d_fmt,
             tiles,
             m,
             n,
@@ -535,6 +543,7 @@ impl Batch {
             a_fmt: self.a_fmt,
             b_fmt: self.b_fmt,
             c_fmt: self.c_fmt,
+            d_fmt: self.d_fmt,
             m: self.m,
             n: self.n,
             k: self.k,
@@ -571,16 +580,18 @@ impl Batch {
         self.cases_in(0..self.tiles)
     }
 
-    /// Set the results of tiles `first..first + ds.len()` (each m×n in C's format). D is
-    /// stored as C is: typed if C is typed, raw otherwise.
+    /// Set the results of tiles `first..first + ds.len()` (each m×n in D's format). D is
+    /// stored as C is: typed if C is typed, raw otherwise (in D's width where D is wider).
     pub fn set_d(&mut self, first: usize, ds: &[impl AsRef<[u64]> + Sync]) {
         let c = &self.c;
-        let d = self.d.get_or_insert_with(|| Array { bytes: vec![0; c.bytes.len()], ..c.clone() });
-        if d.storage != c.storage || d.width != c.width {
-            *d = Array { bytes: vec![0; c.bytes.len()], ..c.clone() };
+        let f = self.d_fmt;
+        let width = if f == self.c_fmt { c.width } else { container_bytes(f) };
+        let want = Array { storage: c.storage, width, shape: c.shape.clone(), bytes: vec![0; c.per_tile() * self.tiles * width] };
+        let d = self.d.get_or_insert_with(|| want.clone());
+        if d.storage != want.storage || d.width != want.width {
+            *d = want;
         }
         let size = d.per_tile() * d.width;
-        let f = self.c_fmt;
         let mut bytes = std::mem::take(&mut d.bytes);
         bytes[first * size..(first + ds.len()) * size].par_chunks_mut(size.max(1)).zip(ds).for_each(|(out, bits)| d.encode(out, bits.as_ref(), f));
         d.bytes = bytes;
@@ -589,7 +600,7 @@ impl Batch {
     /// The result D of tile `tile`, where the batch has one.
     pub fn d(&self, tile: usize) -> Result<Option<Vec<u64>>, NpzError> {
         let Some(d) = &self.d else { return Ok(None) };
-        d.tile_bits(tile, self.c_fmt).map(Some).map_err(|e| self.err(Some("d"), Some(tile), e))
+        d.tile_bits(tile, self.d_fmt).map(Some).map_err(|e| self.err(Some("d"), Some(tile), e))
     }
 
     /// The header as written: the formats, then the other keys.
@@ -598,6 +609,9 @@ impl Batch {
         h.insert("a_fmt".into(), self.a_fmt.name().into());
         h.insert("b_fmt".into(), self.b_fmt.name().into());
         h.insert("c_fmt".into(), self.c_fmt.name().into());
+        if self.d_fmt != self.c_fmt {
+            h.insert("d_fmt".into(), self.d_fmt.name().into());
+        }
         h.extend(self.header.iter().map(|(k, v)| (k.clone(), v.clone())));
         h
     }
@@ -636,22 +650,22 @@ impl Batch {
     }
 }
 
-/// The results in an npz of only `d` (N×m×n in `c_fmt`, raw or typed): an external oracle's
+/// The results in an npz of only `d` (N×m×n in `d_fmt`, raw or typed): an external oracle's
 /// answer to a batch of `tiles` tiles of m×n. `name` is for messages.
-pub fn read_d(bytes: &[u8], name: &str, c_fmt: Format, tiles: usize, m: usize, n: usize) -> Result<Vec<Vec<u64>>, NpzError> {
+pub fn read_d(bytes: &[u8], name: &str, d_fmt: Format, tiles: usize, m: usize, n: usize) -> Result<Vec<Vec<u64>>, NpzError> {
     let err = |member: Option<&str>, message: String| NpzError { file: Some(name.to_string()), member: member.map(str::to_string), tile: None, message };
     let mut npz = NpzArchive::new(std::io::Cursor::new(bytes)).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
     let d = read_member(&mut npz, "d").map_err(|e| err(Some("d"), e))?.ok_or_else(|| err(Some("d"), "missing".into()))?;
     if d.shape != [tiles, m, n] {
         return Err(err(Some("d"), format!("shape {:?}, asked for {tiles} tiles of {m}x{n}", d.shape)));
     }
-    let storage = storage_of(&d.ty, c_fmt).map_err(|e| err(Some("d"), e))?;
+    let storage = storage_of(&d.ty, d_fmt).map_err(|e| err(Some("d"), e))?;
     let arr = Array { storage, width: d.ty.size_field() as usize, shape: d.shape, bytes: d.bytes };
     (0..tiles)
         .map(|t| {
-            let bits = arr.tile_bits(t, c_fmt).map_err(|e| NpzError { tile: Some(t), ..err(Some("d"), e) })?;
-            match bits.iter().find(|&&b| b & !c_fmt.mask() != 0) {
-                Some(b) => Err(NpzError { tile: Some(t), ..err(Some("d"), format!("{b:#x} is not a {c_fmt} bit pattern")) }),
+            let bits = arr.tile_bits(t, d_fmt).map_err(|e| NpzError { tile: Some(t), ..err(Some("d"), e) })?;
+            match bits.iter().find(|&&b| b & !d_fmt.mask() != 0) {
+                Some(b) => Err(NpzError { tile: Some(t), ..err(Some("d"), format!("{b:#x} is not a {d_fmt} bit pattern")) }),
                 None => Ok(bits),
             }
         })

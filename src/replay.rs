@@ -96,7 +96,7 @@ pub fn replay_file_side(file: &Path, side: &crate::hunt::side::Side, batch: usiz
 fn tally(cases: &[(MmaCase, Vec<u64>)], results: Vec<Result<Vec<u64>, String>>, name: &str, bad_lines: Vec<String>, any_nan: bool) -> ReplayStats {
     let mut s = ReplayStats { bad_lines, ..Default::default() };
     for ((case, d), got) in cases.iter().zip(results) {
-        let f = case.c_fmt;
+        let f = case.d_fmt;
         let equal = |a: Option<&u64>, b: Option<&u64>| match (a, b) {
             (Some(&a), Some(&b)) => a == b || (any_nan && f.decode(a).is_nan() && f.decode(b).is_nan()),
             _ => false,

@@ -183,15 +183,16 @@ def _scale_args(path, scale_a, scale_b, scale_fmt, shape):
     return (fmt, k // blocks, raw(sa), raw(sb))
 
 
-def _result(raw: np.ndarray, c: np.ndarray, c_fmt: str, one: bool) -> np.ndarray:
-    d = raw.view(_RAW[_WIDTH[c_fmt]]).reshape(c.shape)
+def _result(raw: np.ndarray, c: np.ndarray, c_fmt: str, one: bool, d_fmt: Optional[str] = None) -> np.ndarray:
+    d_fmt = d_fmt or c_fmt
+    d = raw.view(_RAW[_WIDTH[d_fmt]]).reshape(c.shape)
     if _is_typed(c):
-        d = d.view(c.dtype.newbyteorder("="))
+        d = d.view(c.dtype.newbyteorder("=") if d_fmt == c_fmt else _FMT_DTYPE[d_fmt])
     return d[0] if one else d
 
 
 def emulate(model: str, a, b, c=None, a_fmt: Optional[str] = None, c_fmt: Optional[str] = None, *, b_fmt: Optional[str] = None, meta=None,
-            scale_a=None, scale_b=None, scale_fmt: Optional[str] = None) -> np.ndarray:
+            scale_a=None, scale_b=None, scale_fmt: Optional[str] = None, d_fmt: Optional[str] = None) -> np.ndarray:
     """D = A·B + C for every tile under an instruction model, bit for bit as the model's GPU.
 
     ``model``: an embedded name (``sm90:mma.m16n8k16.f32.f16.f16.f32``, ``sm90:wgmma...``,
@@ -202,23 +203,26 @@ def emulate(model: str, a, b, c=None, a_fmt: Optional[str] = None, c_fmt: Option
     paths), N×m×(k/block) and N×(k/block)×n bit patterns (uint8, or ml_dtypes'
     ``float8_e8m0fnu``); ``scale_fmt`` ``ue8m0`` (default) or ``ue4m3``; the block is k over
     the number of scales per row.
-    Returns D, N×m×n (m×n for 2-D inputs), in C's format and dtype.
+    ``d_fmt``: D's format where it is wider than C's (``mma.m8n8k4.f32.f16.f16.f16`` adds f16 C
+    into f32 D; an ``ARCH:PATH`` model sets it).
+    Returns D, N×m×n (m×n for 2-D inputs), in C's format and dtype (D's where they differ).
     """
     if _native.model_kind(model) == "library":
         raise MmafuzzError(f"{model} is a library model: call mmafuzz.matmul (whole GEMMs of any shape), not emulate")
     (fmts, shape, ab, bb, cb), meta, xor, c, one, path = _tile_args(model, a, b, c, a_fmt, b_fmt, c_fmt, meta)
     scales = _scale_args(path, scale_a, scale_b, scale_fmt, shape)
-    return _result(_native.emulate_raw(model, fmts, shape, ab, bb, cb, meta, xor, scales), c, fmts[2], one)
+    d_fmt = d_fmt or (path[6] if path is not None else None)
+    return _result(_native.emulate_raw(model, fmts, shape, ab, bb, cb, meta, xor, scales, d_fmt), c, fmts[2], one, d_fmt)
 
 
 def reference(a, b, c=None, a_fmt: Optional[str] = None, c_fmt: Optional[str] = None, *, b_fmt: Optional[str] = None, rounding: str = "rne", meta=None, xor: bool = False,
-              scale_a=None, scale_b=None, scale_fmt: Optional[str] = None) -> np.ndarray:
-    """The exact D = A·B + C (MPFR), rounded once to C's format with ``rounding`` (rne, rna,
-    rz, ru, rd, ra): what an ideal matrix unit would return. Same arrays as :func:`emulate`
-    (block scales too)."""
+              scale_a=None, scale_b=None, scale_fmt: Optional[str] = None, d_fmt: Optional[str] = None) -> np.ndarray:
+    """The exact D = A·B + C (MPFR), rounded once to C's format (or ``d_fmt``) with ``rounding``
+    (rne, rna, rz, ru, rd, ra): what an ideal matrix unit would return. Same arrays as
+    :func:`emulate` (block scales too)."""
     (fmts, shape, ab, bb, cb), meta, _, c, one, _ = _tile_args(None, a, b, c, a_fmt, b_fmt, c_fmt, meta)
     scales = _scale_args(None, scale_a, scale_b, scale_fmt, shape)
-    return _result(_native.reference_raw(fmts, shape, ab, bb, cb, rounding, meta, xor, scales), c, fmts[2], one)
+    return _result(_native.reference_raw(fmts, shape, ab, bb, cb, rounding, meta, xor, scales, d_fmt), c, fmts[2], one, d_fmt)
 
 
 def _matrix(x, fmt: str, what: str, dims: int = 2) -> Tuple[np.ndarray, np.ndarray]:
@@ -286,13 +290,15 @@ def corpus(file, typed: bool = True) -> list:
     ``emulate(model, g["a"], g["b"], g["c"], meta=g.get("meta"), scale_a=g.get("scale_a"),
     scale_b=g.get("scale_b"), scale_fmt=g.get("scale_fmt"))`` replays them."""
     out = []
-    for (af, bf, cf), (t, m, n, k), a, b, c, d, meta, xor, gpu, scales in _native.corpus_raw(str(file)):
+    for (af, bf, cf, df), (t, m, n, k), a, b, c, d, meta, xor, gpu, scales in _native.corpus_raw(str(file)):
         a_cols = k // 2 if meta is not None else k
         group = {
             "a_fmt": af, "b_fmt": bf, "c_fmt": cf, "xor": xor, "gpu": gpu,
             "a": _view(a, af, (t, m, a_cols), typed), "b": _view(b, bf, (t, k, n), typed),
-            "c": _view(c, cf, (t, m, n), typed), "d": _view(d, cf, (t, m, n), typed),
+            "c": _view(c, cf, (t, m, n), typed), "d": _view(d, df, (t, m, n), typed),
         }
+        if df != cf:
+            group["d_fmt"] = df
         if meta is not None:
             group["meta"] = meta.reshape(t, m, a_cols)
         if scales is not None:

@@ -98,6 +98,8 @@ struct Tiles<'a> {
     /// Block scales: format, elements along K per scale, A's N×m×(k/block) and B's
     /// N×(k/block)×n bit patterns.
     scales: Option<(ScaleFormat, usize, &'a [u8], &'a [u8])>,
+    /// D's format: C's, or a wider one (`mma.m8n8k4.f32.f16.f16.f16`).
+    d_fmt: Format,
 }
 
 impl Tiles<'_> {
@@ -135,6 +137,7 @@ impl Tiles<'_> {
         let part = |bytes: &[u8], per: usize, f: Format| bits_of(&bytes[t * per * width(f)..(t + 1) * per * width(f)], f);
         let mut case = MmaCase::zeros(af, cf, m, n, k);
         case.b_fmt = bf;
+        case.d_fmt = self.d_fmt;
         case.a = part(self.a, m * a_cols, af);
         case.b = part(self.b, k * n, bf);
         case.c = part(self.c, m * n, cf);
@@ -153,12 +156,12 @@ impl Tiles<'_> {
     /// D of every tile, `run` on all cores; the first failing tile's error.
     fn run(&self, run: impl Fn(&MmaCase) -> Result<Vec<u64>, String> + Sync) -> Result<Vec<u8>, String> {
         let (tiles, m, n, _) = self.shape;
-        let per = m * n * width(self.fmts.2);
+        let per = m * n * width(self.d_fmt);
         let mut out = vec![0u8; tiles * per];
         out.par_chunks_mut(per.max(1)).enumerate().try_for_each(|(t, o)| {
             let case = self.case(t).map_err(|e| format!("tile {t}: {e}"))?;
             let d = run(&case).map_err(|e| format!("tile {t}: {e}"))?;
-            put_bits(o, &d, self.fmts.2);
+            put_bits(o, &d, self.d_fmt);
             Ok::<(), String>(())
         })?;
         Ok(out)
@@ -178,7 +181,7 @@ fn scale_args<'a>(s: &'a Option<(String, usize, Bytes<'_>, Bytes<'_>)>) -> PyRes
 
 /// D = A·B + C on N tiles under an instruction model (bytes of raw bit patterns in).
 #[pyfunction]
-#[pyo3(signature = (model, fmts, shape, a, b, c, meta=None, xor=false, scales=None))]
+#[pyo3(signature = (model, fmts, shape, a, b, c, meta=None, xor=false, scales=None, d_fmt=None))]
 #[allow(clippy::too_many_arguments)]
 fn emulate_raw<'py>(
     py: Python<'py>,
@@ -191,18 +194,20 @@ fn emulate_raw<'py>(
     meta: Option<Bytes<'py>>,
     xor: bool,
     scales: Option<(String, usize, Bytes<'py>, Bytes<'py>)>,
+    d_fmt: Option<String>,
 ) -> PyResult<Bound<'py, PyArray1<u8>>> {
     let emu = emulator(model)?;
     let scales = scale_args(&scales)?;
-    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor, scales };
+    let d_fmt = format(d_fmt.as_deref().unwrap_or(&fmts.2))?;
+    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor, scales, d_fmt };
     tiles.check()?;
     let d = py.detach(|| tiles.run(|case| emu.run(case).map_err(|e| e.to_string()))).map_err(err)?;
     Ok(d.into_pyarray(py))
 }
 
-/// The exact D = A·B + C (MPFR) rounded once to C's format.
+/// The exact D = A·B + C (MPFR) rounded once to D's format (C's unless `d_fmt`).
 #[pyfunction]
-#[pyo3(signature = (fmts, shape, a, b, c, rounding="rne", meta=None, xor=false, scales=None))]
+#[pyo3(signature = (fmts, shape, a, b, c, rounding="rne", meta=None, xor=false, scales=None, d_fmt=None))]
 #[allow(clippy::too_many_arguments)]
 fn reference_raw<'py>(
     py: Python<'py>,
@@ -215,13 +220,15 @@ fn reference_raw<'py>(
     meta: Option<Bytes<'py>>,
     xor: bool,
     scales: Option<(String, usize, Bytes<'py>, Bytes<'py>)>,
+    d_fmt: Option<String>,
 ) -> PyResult<Bound<'py, PyArray1<u8>>> {
     let rnd: Rounding = rounding.parse().map_err(|e: String| PyValueError::new_err(e))?;
     let scales = scale_args(&scales)?;
-    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor, scales };
+    let d_fmt = format(d_fmt.as_deref().unwrap_or(&fmts.2))?;
+    let tiles = Tiles { fmts: (format(&fmts.0)?, format(&fmts.1)?, format(&fmts.2)?), shape, a: a.as_slice()?, b: b.as_slice()?, c: c.as_slice()?, meta: meta.as_ref().map(|m| m.as_slice()).transpose()?, xor, scales, d_fmt };
     tiles.check()?;
     let d = py
-        .detach(|| tiles.run(|case| Ok(exact::exact_tile(case).iter().map(|x| x.round(case.c_fmt, rnd)).collect())))
+        .detach(|| tiles.run(|case| Ok(exact::exact_tile(case).iter().map(|x| x.round(case.d_fmt, rnd)).collect())))
         .map_err(err)?;
     Ok(d.into_pyarray(py))
 }
@@ -252,14 +259,14 @@ fn learned_shapes(model: &str) -> PyResult<Vec<(usize, usize, usize, u8, String)
 }
 
 /// A path's formats and kind, where `name` is `ARCH:PATH` of a known instruction:
-/// (A, B, C, sparse, xor, block scales as (format, block) or None); None otherwise.
+/// (A, B, C, sparse, xor, block scales as (format, block) or None, D); None otherwise.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
-fn path_formats(name: &str) -> Option<(String, String, String, bool, bool, Option<(String, usize)>)> {
+fn path_formats(name: &str) -> Option<(String, String, String, bool, bool, Option<(String, usize)>, String)> {
     let id = name.split_once(':').map_or(name, |(_, p)| p);
     let p = path_by_id(id)?;
     let scales = p.block_scale().map(|(f, block)| (f.name().to_string(), block));
-    Some((p.a_fmt.name().into(), p.b_fmt.name().into(), p.c_fmt.name().into(), p.sparse(), p.xor_popc(), scales))
+    Some((p.a_fmt.name().into(), p.b_fmt.name().into(), p.c_fmt.name().into(), p.sparse(), p.xor_popc(), scales, p.d_fmt().name().into()))
 }
 
 /// One whole GEMM under a library model: (D's bytes, the kernel configuration used).
@@ -338,10 +345,10 @@ fn models() -> PyResult<Vec<(String, String, String)>> {
     Ok(out)
 }
 
-/// One group of a corpus file's tiles (one shape, formats and kind): formats, shape, the raw
+/// One group of a corpus file's tiles (one shape, formats and kind): formats (A, B, C, D), shape, the raw
 /// bytes of A, B, C and the GPU's D, the sparsity metadata, XOR pairing, and each tile's GPU.
 type CorpusGroup<'py> = (
-    (String, String, String),
+    (String, String, String, String),
     (usize, usize, usize, usize),
     Bound<'py, PyArray1<u8>>,
     Bound<'py, PyArray1<u8>>,
@@ -364,7 +371,7 @@ fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<Co
     if let Some(first) = bad.first() {
         return Err(err(format!("{} unreadable line(s), the first: {first}", bad.len())));
     }
-    let key = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs(), c.scales.as_ref().map(|s| (s.fmt, s.block)));
+    let key = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.d_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs(), c.scales.as_ref().map(|s| (s.fmt, s.block)));
     let mut groups: Vec<(_, Vec<&(MmaCase, Vec<u64>)>)> = Vec::new();
     for x in &cases {
         match groups.iter_mut().find(|(k, _)| *k == key(&x.0)) {
@@ -373,7 +380,7 @@ fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<Co
         }
     }
     let mut out = Vec::new();
-    for ((af, bf, cf, m, n, k, sparse, xor, scaled), tiles) in groups {
+    for ((af, bf, cf, df, m, n, k, sparse, xor, scaled), tiles) in groups {
         let bytes = |part: &dyn Fn(&(MmaCase, Vec<u64>)) -> &[u64], f: Format| {
             let mut v = Vec::new();
             for t in &tiles {
@@ -397,12 +404,12 @@ fn corpus_raw<'py>(py: Python<'py>, file: std::path::PathBuf) -> PyResult<Vec<Co
             prov.and_then(|p| p.get("gpu").or_else(|| p.get("oracle"))).and_then(Value::as_str).unwrap_or("").to_string()
         };
         out.push((
-            (af.name().to_string(), bf.name().to_string(), cf.name().to_string()),
+            (af.name().to_string(), bf.name().to_string(), cf.name().to_string(), df.name().to_string()),
             (tiles.len(), m, n, k),
             bytes(&|t| &t.0.a, af),
             bytes(&|t| &t.0.b, bf),
             bytes(&|t| &t.0.c, cf),
-            bytes(&|t| &t.1, cf),
+            bytes(&|t| &t.1, df),
             meta,
             xor,
             tiles.iter().map(|(c, _)| gpu(c)).collect(),

@@ -261,6 +261,23 @@ def test_block_scaled_corpus_replays_mma_sim(arch, path):
         assert (bits(unscaled) != bits(g["d"])).sum() > d.size // 10
 
 
+def test_d_wider_than_c():
+    """mma.m8n8k4.f32.f16.f16.f16 adds f16 C into f32 D: d_fmt gives D's format (float32 out),
+    and the sum is rounded once into it, exactly as with C widened to float32 beforehand."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((20, 8, 4)).astype(np.float16)
+    b = rng.standard_normal((20, 4, 8)).astype(np.float16)
+    c = (rng.standard_normal((20, 8, 8)) * 1e-3).astype(np.float16)
+    d = mmafuzz.reference(a, b, c, d_fmt="f32")
+    assert d.dtype == np.float32 and d.shape == (20, 8, 8)
+    assert (bits(d) == bits(mmafuzz.reference(a, b, c.astype(np.float32)))).all()
+    assert (d != mmafuzz.reference(a, b, c)).any(), "an f16 D would round what f32 keeps"
+    e = mmafuzz.emulate("exact-rne", a, b, c, d_fmt="f32")
+    assert e.dtype == np.float32 and (bits(e) == bits(d)).all()
+    raw = mmafuzz.emulate("exact-rne", a.view(np.uint16), b.view(np.uint16), c.view(np.uint16), a_fmt="f16", c_fmt="f16", d_fmt="f32")
+    assert raw.dtype == np.uint32 and (raw == bits(d)).all()
+
+
 def test_one_tile_strided_views_and_byte_order():
     a, b, c = edge_tiles(3)
     whole = mmafuzz.emulate(F16_F32, a, b, c)

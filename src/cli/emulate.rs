@@ -203,12 +203,12 @@ pub fn reference(input: &Path, output: &Path, rounding: Rounding) -> anyhow::Res
     let exec = Executor {
         exec: |case: &MmaCase| {
             let xs = exact::exact_tile(case);
-            let d: Vec<u64> = xs.iter().map(|x| x.round(case.c_fmt, rounding)).collect();
+            let d: Vec<u64> = xs.iter().map(|x| x.round(case.d_fmt, rounding)).collect();
             Ok((d, xs))
         },
         line: |case: &MmaCase, (d, xs): &(Vec<u64>, Vec<exact::Exact>)| {
             let mut obj = case.to_json();
-            obj.insert("d".into(), Value::Array(d.iter().map(|&b| hex(b, case.c_fmt).into()).collect()));
+            obj.insert("d".into(), Value::Array(d.iter().map(|&b| hex(b, case.d_fmt).into()).collect()));
             obj.insert("exact".into(), Value::Array(xs.iter().map(|x| x.describe().into()).collect()));
             Value::Object(obj).to_string()
         },

@@ -56,12 +56,14 @@ pub fn paths(json: bool) -> anyhow::Result<ExitCode> {
         if json {
             let line = serde_json::json!({
                 "id": p.id, "m": p.m, "n": p.n, "k": p.k,
-                "a_fmt": p.a_fmt.name(), "b_fmt": p.b_fmt.name(), "c_fmt": p.c_fmt.name(),
+                "a_fmt": p.a_fmt.name(), "b_fmt": p.b_fmt.name(), "c_fmt": p.c_fmt.name(), "d_fmt": p.d_fmt().name(),
                 "min_cc": [p.min_cc.0, p.min_cc.1], "runs": runs, "models": archs,
             });
             println!("{line}");
         } else {
-            println!("{:<44} {:>3}x{:<3}x{:<3} {:>4}/{:<4} -> {:<4} {:<16} {}", p.id, p.m, p.n, p.k, p.a_fmt.name(), p.b_fmt.name(), p.c_fmt.name(), runs, archs.join(" "));
+            // C's format, or "C>D" where D is wider (m8n8k4 f16 C into f32 D).
+            let cd = if p.d_fmt() == p.c_fmt { p.c_fmt.name().to_string() } else { format!("{}>{}", p.c_fmt.name(), p.d_fmt().name()) };
+            println!("{:<44} {:>3}x{:<3}x{:<3} {:>4}/{:<4} -> {:<8} {:<16} {}", p.id, p.m, p.n, p.k, p.a_fmt.name(), p.b_fmt.name(), cd, runs, archs.join(" "));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -40,7 +40,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let run = |tiles: &[mmafuzz::MmaCase]| -> Result<Vec<Vec<u64>>, String> {
         match (&emu, exact_rounding) {
             (Some(e), _) => tiles.par_iter().map(|t| e.run(t).map_err(|e| e.to_string())).collect(),
-            (None, Some(r)) => Ok(tiles.par_iter().map(|t| exact::exact_tile(t).iter().map(|x| x.round(t.c_fmt, r)).collect()).collect()),
+            (None, Some(r)) => Ok(tiles.par_iter().map(|t| exact::exact_tile(t).iter().map(|x| x.round(t.d_fmt, r)).collect()).collect()),
             (None, None) => unreachable!("a model or the reference"),
         }
     };

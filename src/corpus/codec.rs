@@ -215,13 +215,13 @@ pub fn bits_at_step(reference: f64, step: i64, f: Format, windowed: bool) -> u64
 /// D as steps from the reference under `window` (None: plain, as lines without `"d_ref"`).
 pub fn d_to_steps(c: &MmaCase, d: &[u64], window: Option<Window>) -> Vec<i64> {
     let w = window.unwrap_or_default();
-    (0..c.m * c.n).map(|e| step_from(d[e], reference(c, e / c.n, e % c.n, w), c.c_fmt, window.is_some())).collect()
+    (0..c.m * c.n).map(|e| step_from(d[e], reference(c, e / c.n, e % c.n, w), c.d_fmt, window.is_some())).collect()
 }
 
 /// The inverse of [`d_to_steps`].
 pub fn steps_to_d(c: &MmaCase, steps: &[i64], window: Option<Window>) -> Vec<u64> {
     let w = window.unwrap_or_default();
-    steps.iter().enumerate().map(|(e, &s)| bits_at_step(reference(c, e / c.n, e % c.n, w), s, c.c_fmt, window.is_some())).collect()
+    steps.iter().enumerate().map(|(e, &s)| bits_at_step(reference(c, e / c.n, e % c.n, w), s, c.d_fmt, window.is_some())).collect()
 }
 
 /// About how many bits the steps take written out: what the encoder minimises.
@@ -264,7 +264,7 @@ pub fn best_steps(c: &MmaCase, d: &[u64]) -> (Option<Window>, Vec<i64>) {
         return best;
     }
     let picks: Vec<usize> = (0..SAMPLE).map(|s| s * all / SAMPLE).collect();
-    let sample_cost = |w: Window| -> u64 { picks.iter().map(|&e| step_bits(step_from(d[e], reference(c, e / c.n, e % c.n, w), c.c_fmt, true))).sum() };
+    let sample_cost = |w: Window| -> u64 { picks.iter().map(|&e| step_bits(step_from(d[e], reference(c, e / c.n, e % c.n, w), c.d_fmt, true))).sum() };
     let mut ranked: Vec<(u64, usize, Window)> = windows().enumerate().map(|(i, w)| (sample_cost(w), i, w)).collect();
     ranked.sort_unstable_by_key(|&(k, i, _)| (k, i));
     ranked.into_iter().take(FINALISTS).map(|(_, _, w)| (Some(w), d_to_steps(c, d, Some(w)))).fold((None, plain), |best, next| if cost(&next.1) < cost(&best.1) { next } else { best })
@@ -274,6 +274,9 @@ pub fn best_steps(c: &MmaCase, d: &[u64]) -> (Option<Window>, Vec<i64>) {
 /// first recordings' stream makes from its `"gen_state"` ([`first_gen`](super::first_gen)).
 fn regenerable(c: &MmaCase, p: &PathSpec) -> Option<(u64, u64)> {
     let seed = c.extra.get("seed")?.as_array()?;
+    if c.d_fmt != p.d_fmt() {
+        return None;
+    }
     if let Some(state) = c.extra.get("gen_state") {
         let again = super::first_gen::case_from_state(state.as_str()?, p.a_fmt, p.c_fmt, (p.m, p.n, p.k))?;
         let same = (p.a_fmt, p.a_fmt, p.c_fmt, p.m, p.n, p.k) == (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k) && (again.a == c.a && again.b == c.b && again.c == c.c);
@@ -312,7 +315,7 @@ pub fn encode_line(c: &MmaCase, d: &[u64], path: Option<&PathSpec>, compact_d: b
         }
         obj.insert("d_steps".into(), json!(steps));
     } else {
-        obj.insert("d".into(), Value::Array(d.iter().map(|&x| crate::case::hex(x, c.c_fmt).into()).collect()));
+        obj.insert("d".into(), Value::Array(d.iter().map(|&x| crate::case::hex(x, c.d_fmt).into()).collect()));
     }
     Value::Object(obj).to_string()
 }

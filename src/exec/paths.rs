@@ -231,6 +231,7 @@ impl PathSpec {
             let zero = self.c_ignored();
             case.c.iter_mut().for_each(|x| *x = zero);
         }
+        case.d_fmt = self.d_fmt();
         match self.block_scale() {
             Some((fmt, block)) if case.scales.as_ref().is_none_or(|s| (s.fmt, s.block) != (fmt, block)) && case.k % block == 0 => {
                 case.scales = Some(crate::blockscale::BlockScales::ones(fmt, block, case.m, case.n, case.k));
@@ -238,6 +239,15 @@ impl PathSpec {
             None if self.module != Module::Cublas => case.scales = None,
             _ => {}
         }
+    }
+
+    /// Format of D: C's, except where the id's first type after the shape (PTX's `.dtype`) names
+    /// another one, as `mma.m8n8k4.f32.f16.f16.f16` does (C in f16, D in f32).
+    pub fn d_fmt(&self) -> Format {
+        let is_shape = |p: &str| p.starts_with('m') && p[1..].starts_with(|c: char| c.is_ascii_digit()) && p.contains('n') && p.contains('k');
+        let mut parts = self.id.split('.');
+        parts.by_ref().find(|p| is_shape(p));
+        parts.next().and_then(|p| p.parse::<Format>().ok()).filter(|f| f.is_integer() == self.c_fmt.is_integer()).unwrap_or(self.c_fmt)
     }
 
     /// The block scaling of a block-scaled instruction (`...mxf8f6f4.block32....ue8m0`): the
@@ -268,6 +278,9 @@ impl PathSpec {
                 "path {} takes {}x{}x{} tiles of {}/{} with C/D in {}; the case is {}x{}x{} {}/{} with C in {}",
                 self.id, self.m, self.n, self.k, self.a_fmt, self.b_fmt, self.c_fmt, case.m, case.n, case.k, case.a_fmt, case.b_fmt, case.c_fmt
             ));
+        }
+        if case.d_fmt != self.d_fmt() {
+            return Err(format!("path {} writes D in {} (\"d_fmt\"); the case says {}", self.id, self.d_fmt(), case.d_fmt));
         }
         match (&case.meta, self.sparse()) {
             (None, true) => return Err(format!("path {} is sparse: its cases carry \"meta\" (the kept A elements' positions)", self.id)),

@@ -20,6 +20,8 @@ use Format::{Bf16, E2m1, E2m3, E3m2, E4m3, E4m3fnuz, E5m2, E5m2fnuz, Tf32, F16, 
 
 /// The simulated paths (see the module documentation).
 pub const SIMULATED: &[PathSpec] = &[
+    // Volta's (sm_70+) m8n8k4 adding C in f16 into D in f32 (`"d_fmt": "f32"` on its cases).
+    sim("mma.m8n8k4.f32.f16.f16.f16", F16, F16, F16, (8, 8, 4), (7, 0)),
     // mma.sync with mixed FP8 operands and the FP8 shapes with f16 accumulators the H100 paths
     // lack (sm_89+: Ada, Hopper, RTX Blackwell).
     sim("mma.m16n8k32.f16.e4m3.e5m2.f16", E4m3, E5m2, F16, (16, 8, 32), (8, 9)),

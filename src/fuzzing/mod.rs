@@ -76,7 +76,7 @@ impl Differential {
 /// differ (both outputs, the exact value and its nearest rounding, the mismatch marked), and a
 /// count of the elements that agree.
 pub fn describe(d: &Differential, o: &Outcome) -> String {
-    let (fa, fb, fc) = (d.path.a_fmt, d.path.b_fmt, d.path.c_fmt);
+    let (fa, fb, fc, fd) = (d.path.a_fmt, d.path.b_fmt, d.path.c_fmt, d.path.d_fmt());
     let (na, nb) = (d.a.name(), d.b.name());
     let width = na.len().max(nb.len()).max("exact".len());
     let mut s = String::new();
@@ -108,17 +108,32 @@ pub fn describe(d: &Differential, o: &Outcome) -> String {
         if nonzero == 0 {
             let _ = writeln!(s, "  (every input +0)");
         }
+        // Block scales other than 1 (a scale no entry of the input names is 1).
+        if let Some(sc) = &tile.scales {
+            let blocks = tile.k / sc.block;
+            let one = sc.fmt.one();
+            let shown = |x: u8| match sc.fmt {
+                crate::blockscale::ScaleFormat::Ue8m0 if x != 0xff => format!("2^{}", x as i32 - 127),
+                _ => sc.fmt.decode(x).to_f64().to_string(),
+            };
+            for (r, t, x) in sc.a.iter().enumerate().map(|(at, &x)| (at / blocks, at % blocks, x)).filter(|&(_, _, x)| x != one) {
+                let _ = writeln!(s, "  {} scale of a row {r}, k = {}..{}: {x:02x} ({})", sc.fmt, t * sc.block, (t + 1) * sc.block - 1, shown(x));
+            }
+            for (t, c, x) in sc.b.iter().enumerate().map(|(at, &x)| (at / tile.n, at % tile.n, x)).filter(|&(_, _, x)| x != one) {
+                let _ = writeln!(s, "  {} scale of b column {c}, k = {}..{}: {x:02x} ({})", sc.fmt, t * sc.block, (t + 1) * sc.block - 1, shown(x));
+            }
+        }
         let mut differ = 0;
         for &(_, e) in o.divergent.iter().filter(|(x, _)| *x == t) {
             differ += 1;
             let (i, j) = (e / tile.n, e % tile.n);
             let x = exact::exact_element(tile, i, j);
-            let nearest = x.round(fc, crate::Rounding::Rne);
+            let nearest = x.round(fd, crate::Rounding::Rne);
             let _ = writeln!(s, "  d[{i}][{j}]:");
             let mark = |bits: u64| if bits == nearest { "" } else { "   <- not the nearest" };
-            let _ = writeln!(s, "    {na:<width$} {} ({}){}", hex(o.da[t][e], fc), value_text(fc, o.da[t][e]), mark(o.da[t][e]));
-            let _ = writeln!(s, "    {nb:<width$} {} ({}){}", hex(o.db[t][e], fc), value_text(fc, o.db[t][e]), mark(o.db[t][e]));
-            let _ = writeln!(s, "    {:<width$} {}, nearest {} ({})", "exact", x.describe(), hex(nearest, fc), value_text(fc, nearest));
+            let _ = writeln!(s, "    {na:<width$} {} ({}){}", hex(o.da[t][e], fd), value_text(fd, o.da[t][e]), mark(o.da[t][e]));
+            let _ = writeln!(s, "    {nb:<width$} {} ({}){}", hex(o.db[t][e], fd), value_text(fd, o.db[t][e]), mark(o.db[t][e]));
+            let _ = writeln!(s, "    {:<width$} {}, nearest {} ({})", "exact", x.describe(), hex(nearest, fd), value_text(fd, nearest));
             let _ = writeln!(s, "    MISMATCH: {na} and {nb} differ");
         }
         let _ = writeln!(s, "  {} of {} elements of D agree", tile.m * tile.n - differ, tile.m * tile.n);

@@ -96,7 +96,7 @@ impl External {
             return Ok(vec![]);
         }
         // An npz holds tiles of one kind: a mixed batch goes as consecutive runs of one kind.
-        let kind = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs());
+        let kind = |c: &MmaCase| (c.a_fmt, c.b_fmt, c.c_fmt, c.d_fmt, c.m, c.n, c.k, c.meta.is_some(), c.xor_pairs(), c.scales.as_ref().map(|s| (s.fmt, s.block)));
         if self.protocol == Protocol::Npz {
             if let Some(cut) = tiles.iter().position(|t| kind(t) != kind(&tiles[0])) {
                 let mut d = self.execute(&tiles[..cut])?;
@@ -218,8 +218,8 @@ fn parse_d(line: &str, t: &MmaCase) -> Result<Vec<u64>, String> {
         .map(|x| {
             x.as_str()
                 .and_then(|h| u64::from_str_radix(h, 16).ok())
-                .filter(|b| b & !t.c_fmt.mask() == 0)
-                .ok_or_else(|| format!("\"d\" element {x} is not a {} bit pattern in hex", t.c_fmt))
+                .filter(|b| b & !t.d_fmt.mask() == 0)
+                .ok_or_else(|| format!("\"d\" element {x} is not a {} bit pattern in hex", t.d_fmt))
         })
         .collect()
 }
@@ -240,7 +240,7 @@ fn read_npz(out: &mut BufReader<ChildStdout>, tiles: &[MmaCase]) -> Result<Vec<V
         return Err(said(format!("the oracle says: {e}")));
     }
     let t = &tiles[0];
-    crate::npz::read_d(&bytes, "the oracle's answer", t.c_fmt, tiles.len(), t.m, t.n).map_err(|e| said(e.to_string()))
+    crate::npz::read_d(&bytes, "the oracle's answer", t.d_fmt, tiles.len(), t.m, t.n).map_err(|e| said(e.to_string()))
 }
 
 impl Drop for External {
@@ -329,7 +329,7 @@ pub fn serve(
                         (Ok(_), Err(e)) => serde_json::json!({ "error": e }),
                         (Ok(c), Ok(ds)) => {
                             let d = ds.next().expect("one result per case");
-                            serde_json::json!({ "d": d.iter().map(|&b| crate::case::hex(b, c.c_fmt)).collect::<Vec<_>>() })
+                            serde_json::json!({ "d": d.iter().map(|&b| crate::case::hex(b, c.d_fmt)).collect::<Vec<_>>() })
                         }
                     };
                     writeln!(output, "{answer}")?;

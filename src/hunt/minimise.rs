@@ -33,7 +33,7 @@ pub fn evaluate(a: &Side, b: &Side, probes: &[Probe]) -> Result<Vec<Evaluated>, 
         .enumerate()
         .map(|(t, (p, tile))| {
             let exact = exact::exact_element(tile, p.i, p.j);
-            let divergence = (!agree(p.c_fmt, ra[t], rb[t], nan_is_any)).then(|| Divergence::classify(p.c_fmt, ra[t], rb[t], &exact));
+            let divergence = (!agree(p.d_fmt, ra[t], rb[t], nan_is_any)).then(|| Divergence::classify(p.d_fmt, ra[t], rb[t], &exact));
             Evaluated { probe: p.clone(), a: ra[t], b: rb[t], exact, divergence }
         })
         .collect())

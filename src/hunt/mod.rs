@@ -298,7 +298,7 @@ impl<'s> Hunt<'s> {
     /// Find, classify and count every disagreeing element; minimise the first ones of each class
     /// that still has budget. Returns the index of the first divergent tile of the batch.
     fn compare_batch(&mut self, tiles: &[MmaCase], da: &[Vec<u64>], db: &[Vec<u64>], stop: &AtomicBool, progress: &mut impl FnMut(&HuntState)) -> Result<Option<usize>, HuntError> {
-        let fmt = self.cfg.path.c_fmt;
+        let fmt = self.cfg.path.d_fmt();
         let nan_is_any = self.a.nan_is_any() || self.b.nan_is_any();
         let width = self.cfg.path.n;
         let mismatched: Vec<(usize, usize)> = tiles
@@ -363,7 +363,7 @@ impl<'s> Hunt<'s> {
     fn minimise_into_finding(&mut self, tile: &MmaCase, original: MmaCase, i: usize, j: usize) -> Result<Finding, HuntError> {
         let m = minimise::minimise(self.a, self.b, tile, i, j, self.cfg.max_rounds)?;
         self.state.minimiser_rounds += m.rounds as u64;
-        let fmt = self.cfg.path.c_fmt;
+        let fmt = self.cfg.path.d_fmt();
         let last = &m.last;
         let (probe, mut minimised) = if m.needs_whole_tile {
             self.state.whole_tile_divergences += 1;
@@ -432,7 +432,7 @@ impl<'s> Hunt<'s> {
         if tiles.is_empty() {
             return Ok(());
         }
-        let fmt = self.cfg.path.c_fmt;
+        let fmt = self.cfg.path.d_fmt();
         let exacts: Vec<Vec<Exact>> = tiles.par_iter().map(exact::exact_tile).collect();
         for (side, d) in [da, db].into_iter().enumerate() {
             for (t, ex) in exacts.iter().enumerate() {

@@ -12,6 +12,8 @@ pub struct Probe {
     /// B's format (A's except on the mixed FP8 paths).
     pub b_fmt: Format,
     pub c_fmt: Format,
+    /// D's format (C's, except on a path whose D is wider: [`MmaCase::d_fmt`]).
+    pub d_fmt: Format,
     pub shape: (usize, usize, usize),
     pub i: usize,
     pub j: usize,
@@ -64,6 +66,7 @@ impl Probe {
             a_fmt: case.a_fmt,
             b_fmt: case.b_fmt,
             c_fmt: case.c_fmt,
+            d_fmt: case.d_fmt,
             shape: (case.m, case.n, case.k),
             i,
             j,
@@ -87,6 +90,7 @@ impl Probe {
         let (m, n, k) = self.shape;
         let mut t = MmaCase::zeros(self.a_fmt, self.c_fmt, m, n, k);
         t.b_fmt = self.b_fmt;
+        t.d_fmt = self.d_fmt;
         match &self.picks {
             None => {
                 for kk in 0..k {
@@ -199,7 +203,7 @@ impl Probe {
         }
         // Sparse tiles: k counts dense positions, of which the row keeps half.
         let sparse = if self.picks.is_some() { " sparse (k = kept positions)" } else { "" };
-        format!("D[{},{}] of {}x{}x{}{sparse} {}->{}: {}", self.i, self.j, self.shape.0, self.shape.1, self.shape.2, self.a_fmt, self.c_fmt, parts.join("; "))
+        format!("D[{},{}] of {}x{}x{}{sparse} {}->{}: {}", self.i, self.j, self.shape.0, self.shape.1, self.shape.2, self.a_fmt, self.d_fmt, parts.join("; "))
     }
 }
 

@@ -111,7 +111,7 @@ impl Side {
             Side::Model(e) => Ok(tiles.par_iter().map(|t| e.run(t)).collect::<Result<_, _>>()?),
             Side::Exact(r) => Ok(tiles
                 .par_iter()
-                .map(|t| exact::exact_tile(t).iter().map(|x| x.round(t.c_fmt, *r)).collect())
+                .map(|t| exact::exact_tile(t).iter().map(|x| x.round(t.d_fmt, *r)).collect())
                 .collect()),
             Side::External(x) => Ok(x.execute(tiles)?),
         }
@@ -126,7 +126,7 @@ impl Side {
                 Ok(d.iter().zip(tiles).zip(at).map(|((d, t), &(i, j))| d[i * t.n + j]).collect())
             }
             Side::Model(e) => Ok(tiles.par_iter().zip(at).map(|(t, &(i, j))| e.run_element(t, i, j)).collect::<Result<_, _>>()?),
-            Side::Exact(r) => Ok(tiles.par_iter().zip(at).map(|(t, &(i, j))| exact::exact_element(t, i, j).round(t.c_fmt, *r)).collect()),
+            Side::Exact(r) => Ok(tiles.par_iter().zip(at).map(|(t, &(i, j))| exact::exact_element(t, i, j).round(t.d_fmt, *r)).collect()),
         }
     }
 }

@@ -180,7 +180,7 @@ impl Emulator {
             }
         };
         if ar.specials.zero_sign == ZeroSign::Unsigned {
-            d.iter_mut().for_each(|x| *x = unsigned_zero(case.c_fmt, *x));
+            d.iter_mut().for_each(|x| *x = unsigned_zero(case.d_fmt, *x));
         }
         Ok(d)
     }
@@ -199,11 +199,11 @@ impl Emulator {
             let d = super::integer::tile(ar, &blocks, case);
             return Ok(d.into_iter().enumerate().all(|(idx, got)| !care(idx) || want.get(idx) == Some(&got)));
         }
-        if let Some(d) = self.fma_chain_tile(ar, case)?.map(|d| if ar.specials.zero_sign == ZeroSign::Unsigned { d.into_iter().map(|x| unsigned_zero(case.c_fmt, x)).collect() } else { d }) {
+        if let Some(d) = self.fma_chain_tile(ar, case)?.map(|d| if ar.specials.zero_sign == ZeroSign::Unsigned { d.into_iter().map(|x| unsigned_zero(case.d_fmt, x)).collect() } else { d }) {
             return Ok(d.into_iter().enumerate().all(|(idx, got)| !care(idx) || want.get(idx) == Some(&got)));
         }
         let unsigned = ar.specials.zero_sign == ZeroSign::Unsigned;
-        let same = |idx: usize, got: u64| !care(idx) || want.get(idx) == Some(&if unsigned { unsigned_zero(case.c_fmt, got) } else { got });
+        let same = |idx: usize, got: u64| !care(idx) || want.get(idx) == Some(&if unsigned { unsigned_zero(case.d_fmt, got) } else { got });
         let mut tile = TileRun::new(ar, case)?;
         if self.general_only || tile.whole_tile_kernel() {
             let d = if self.general_only { (0..case.m * case.n).map(|idx| tile.element(idx / case.n, idx % case.n)).collect() } else { tile.tile() };
@@ -228,8 +228,8 @@ impl Emulator {
     /// (see `fma_chain`), NaN results through the general path; `None` where it is not (or
     /// when this emulator is the general path only).
     fn fma_chain_tile(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
-        let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
-        if self.general_only || case.scales.is_some() || !super::fma_chain::applies(ar, case, acc_fmt) {
+        let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
+        if self.general_only || case.scales.is_some() || case.d_fmt != case.c_fmt || !super::fma_chain::applies(ar, case, acc_fmt) {
             return Ok(None);
         }
         let order: Vec<usize> = block_members(&ar.blocks, case.k).concat();
@@ -275,7 +275,7 @@ impl Emulator {
         }
         let mut tile = TileRun::new(ar, case)?;
         let d = if self.general_only { tile.element(i, j) } else { tile.one(i, j) };
-        Ok(if ar.specials.zero_sign == ZeroSign::Unsigned { unsigned_zero(case.c_fmt, d) } else { d })
+        Ok(if ar.specials.zero_sign == ZeroSign::Unsigned { unsigned_zero(case.d_fmt, d) } else { d })
     }
 }
 
@@ -429,7 +429,7 @@ enum LaneOperands {
 
 impl<'a> TileRun<'a> {
     pub(crate) fn new(ar: &'a Arithmetic, case: &'a MmaCase) -> Result<Self, EmulatorError> {
-        let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
+        let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
         let blocks = block_members(&ar.blocks, case.k);
         let (lanes, lane_ranges) = if case.scales.is_none() && lanes_apply(ar, case, acc_fmt, &blocks) {
             let (order, ranges) = lane_layout(&blocks, ar.blocks.order);
@@ -896,6 +896,13 @@ impl<'a> TileRun<'a> {
             grid -= 1;
             window += 1;
         }
+        // Keys below a term's own exponent (`exponent = "scale"`: a run keyed by its block
+        // scales, on operands far wider than FP4, or tiles without scales) could put the term
+        // past the 128-bit adder: the grid then rises until the largest term fits, as a
+        // finite-width adder would cut it (FP4 runs never come near).
+        let count_bits = 64 - (block.terms.len() as u64).leading_zeros() as i32;
+        let top = block.terms.iter().map(|t| t.lead() + 1).max().expect("nonempty block");
+        grid = grid.max(top + count_bits - 126);
         let mut sum: i128 = 0;
         for t in &block.terms {
             let shift = grid as i64 - t.lsb as i64;
@@ -972,7 +979,7 @@ impl<'a> TileRun<'a> {
 
     /// Convert the final running value into D's format.
     fn output(&self, run: Running) -> u64 {
-        let out = self.case.c_fmt;
+        let out = self.case.d_fmt;
         let o = &self.ar.output;
         let bits = match run.class {
             Class::Nan => {
@@ -1062,7 +1069,7 @@ pub(crate) fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>>
 /// case as before. `None` where the float kernel does not take the model.
 fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
     let row0 = case.dense_row(0).expect("a sparse case");
-    let acc_fmt = ar.accumulator.format.unwrap_or(case.c_fmt);
+    let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
     let (m, n, half) = (case.m, case.n, case.k / 2);
     let blocks = block_members(&ar.blocks, half);
     if !lanes_apply(ar, &row0, acc_fmt, &blocks) {
@@ -1103,7 +1110,7 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
         }
     }
     if ar.specials.zero_sign == ZeroSign::Unsigned {
-        d.iter_mut().for_each(|x| *x = unsigned_zero(case.c_fmt, *x));
+        d.iter_mut().for_each(|x| *x = unsigned_zero(case.d_fmt, *x));
     }
     Ok(Some(d))
 }
@@ -1181,6 +1188,8 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<u
         && narrow(case.b_fmt)
         && narrow(case.c_fmt)
         && narrow(acc_fmt)
+        // D wider than C (m8n8k4 f16 C into f32 D): the general path.
+        && case.d_fmt == case.c_fmt
         && window <= 62
 }
 
