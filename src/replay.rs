@@ -71,9 +71,15 @@ pub fn corpus_lines(cases: &[&(MmaCase, Vec<u64>)], path: Option<&crate::exec::P
 /// Replay one corpus file under a model.
 pub fn replay_file(file: &Path, model: &Model) -> std::io::Result<ReplayStats> {
     let (cases, bad_lines) = read_corpus(file)?;
+    Ok(replay_cases(&cases, bad_lines, model))
+}
+
+/// Replay cases already read ([`read_corpus`]) under a model: reading a file costs more than
+/// replaying it, so a caller that also inspects the cases reads it once.
+pub fn replay_cases(cases: &[(MmaCase, Vec<u64>)], bad_lines: Vec<String>, model: &Model) -> ReplayStats {
     let emu = Emulator::new(model.clone());
     let results: Vec<Result<Vec<u64>, String>> = cases.par_iter().map(|(case, _)| emu.run(case).map_err(|e| format!("cannot emulate: {e}"))).collect();
-    Ok(tally(&cases, results, &model.name, bad_lines, false))
+    tally(cases, results, &model.name, bad_lines, false)
 }
 
 /// Replay one corpus file against another side (an external oracle: [`crate::hunt::side`]),
