@@ -39,6 +39,17 @@ impl ScaleFormat {
         }
     }
 
+    /// A scale's value as findings print it: `2^e`, `s·2^e`, `0` or `NaN`.
+    pub fn text(self, bits: u8) -> String {
+        let d = self.decode(bits);
+        match d.class {
+            Class::Nan => "NaN".to_string(),
+            Class::Zero => "0".to_string(),
+            _ if d.sig == 1 => format!("2^{}", d.exp),
+            _ => format!("{}·2^{}", d.sig, d.exp),
+        }
+    }
+
     /// The largest valid bit pattern.
     pub fn max_bits(self) -> u8 {
         match self {

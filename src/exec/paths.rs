@@ -279,8 +279,9 @@ impl PathSpec {
                 self.id, self.m, self.n, self.k, self.a_fmt, self.b_fmt, self.c_fmt, case.m, case.n, case.k, case.a_fmt, case.b_fmt, case.c_fmt
             ));
         }
-        if case.d_fmt != self.d_fmt() {
-            return Err(format!("path {} writes D in {} (\"d_fmt\"); the case says {}", self.id, self.d_fmt(), case.d_fmt));
+        let d_fmt = self.d_fmt();
+        if case.d_fmt != d_fmt {
+            return Err(format!("path {} writes D in {d_fmt} (\"d_fmt\"); the case says {}", self.id, case.d_fmt));
         }
         match (&case.meta, self.sparse()) {
             (None, true) => return Err(format!("path {} is sparse: its cases carry \"meta\" (the kept A elements' positions)", self.id)),

@@ -112,15 +112,11 @@ pub fn describe(d: &Differential, o: &Outcome) -> String {
         if let Some(sc) = &tile.scales {
             let blocks = tile.k / sc.block;
             let one = sc.fmt.one();
-            let shown = |x: u8| match sc.fmt {
-                crate::blockscale::ScaleFormat::Ue8m0 if x != 0xff => format!("2^{}", x as i32 - 127),
-                _ => sc.fmt.decode(x).to_f64().to_string(),
-            };
             for (r, t, x) in sc.a.iter().enumerate().map(|(at, &x)| (at / blocks, at % blocks, x)).filter(|&(_, _, x)| x != one) {
-                let _ = writeln!(s, "  {} scale of a row {r}, k = {}..{}: {x:02x} ({})", sc.fmt, t * sc.block, (t + 1) * sc.block - 1, shown(x));
+                let _ = writeln!(s, "  {} scale of a row {r}, k = {}..{}: {x:02x} ({})", sc.fmt, t * sc.block, (t + 1) * sc.block - 1, sc.fmt.text(x));
             }
             for (t, c, x) in sc.b.iter().enumerate().map(|(at, &x)| (at / tile.n, at % tile.n, x)).filter(|&(_, _, x)| x != one) {
-                let _ = writeln!(s, "  {} scale of b column {c}, k = {}..{}: {x:02x} ({})", sc.fmt, t * sc.block, (t + 1) * sc.block - 1, shown(x));
+                let _ = writeln!(s, "  {} scale of b column {c}, k = {}..{}: {x:02x} ({})", sc.fmt, t * sc.block, (t + 1) * sc.block - 1, sc.fmt.text(x));
             }
         }
         let mut differ = 0;

@@ -180,15 +180,7 @@ impl Probe {
         }
         if let Some(ps) = &self.scales {
             let one = ps.fmt.one();
-            let text = |x: u8| {
-                let d = ps.fmt.decode(x);
-                match d.class {
-                    Class::Nan => "NaN".to_string(),
-                    Class::Zero => "0".to_string(),
-                    _ if d.sig == 1 => format!("2^{}", d.exp),
-                    _ => format!("{}·2^{}", d.sig, d.exp),
-                }
-            };
+            let text = |x: u8| ps.fmt.text(x);
             let mut scaled: Vec<String> = Vec::new();
             for (t, (&sa, &sb)) in ps.a.iter().zip(&ps.b).enumerate() {
                 let at = format!("k = {}..{}", t * ps.block, (t + 1) * ps.block - 1);

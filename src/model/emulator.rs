@@ -896,13 +896,15 @@ impl<'a> TileRun<'a> {
             grid -= 1;
             window += 1;
         }
-        // Keys below a term's own exponent (`exponent = "scale"`: a run keyed by its block
-        // scales, on operands far wider than FP4, or tiles without scales) could put the term
-        // past the 128-bit adder: the grid then rises until the largest term fits, as a
-        // finite-width adder would cut it (FP4 runs never come near).
-        let count_bits = 64 - (block.terms.len() as u64).leading_zeros() as i32;
-        let top = block.terms.iter().map(|t| t.lead() + 1).max().expect("nonempty block");
-        grid = grid.max(top + count_bits - 126);
+        // Keys by block scales (`exponent = "scale"`) say nothing of a term's magnitude: on
+        // operands far wider than FP4, or tiles without scales, a term could sit past the
+        // 128-bit adder, so the grid rises until the largest term fits, as a finite-width adder
+        // would cut it (FP4 runs never come near). Every other key bounds its term's exponent.
+        if al.exponent == AlignExponent::Scale {
+            let count_bits = 64 - (block.terms.len() as u64).leading_zeros() as i32;
+            let top = block.terms.iter().map(|t| t.lead() + 1).max().expect("nonempty block");
+            grid = grid.max(top + count_bits - 126);
+        }
         let mut sum: i128 = 0;
         for t in &block.terms {
             let shift = grid as i64 - t.lsb as i64;
