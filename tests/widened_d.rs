@@ -102,3 +102,36 @@ fn the_emulator_rounds_into_d_and_adds_c_as_its_value() {
     }
     assert!(compared > 150, "{compared} tiles without NaN C");
 }
+
+#[test]
+fn discovery_finds_a_model_of_the_widening_path() {
+    use mmafuzz::hunt::side::Side;
+    use mmafuzz::infer::discover::{discover, DiscoverConfig};
+    use mmafuzz::infer::observe::{element_case, plain_element};
+    use std::time::Duration;
+    let p = path_by_id(PATH).unwrap();
+    // Element cases of a widened tile keep D's format, and plainness reads D in it: an f32
+    // result read as f16 bits would make every model refute itself.
+    let tile = &tiles(1, 4)[0];
+    let d = Emulator::new(Model::load("exact-rne").unwrap()).run(tile).unwrap();
+    assert_eq!(element_case(tile, 2, 3).d_fmt, Format::F32);
+    let plain = (0..64).filter(|&idx| plain_element(tile, idx / 8, idx % 8, d[idx])).count();
+    let by_f32 = (0..64).filter(|&idx| Format::F32.decode(d[idx]).class == mmafuzz::format::Class::Finite).count();
+    assert!(plain <= by_f32);
+    // The oracle: Volta's f32-C model adding f16 C. Discovery from that model's knobs must keep
+    // a model that reproduces every tile the oracle ran and fresh ones.
+    let truth = Model::load("volta:mma.m8n8k4.f32.f16.f16.f32").unwrap();
+    let base = truth.arithmetic(Format::F16).clone();
+    let oracle = Side::model(truth.clone());
+    let cfg = DiscoverConfig { seed: 5, pool: 512, batch: 128, sample: 24, max_tiles: 2000, max_time: Duration::from_secs(120), screen_above: 50_000 };
+    let found = discover(p, &oracle, &base, &cfg, |_| {}).unwrap();
+    assert!(!found.survivors.is_empty(), "{}", found.ending);
+    let best = Emulator::new(mmafuzz::model::knobs::model_of("found", found.best.as_ref().unwrap()).unwrap());
+    for (t, d) in &found.decided_by {
+        assert_eq!(&best.run(t).unwrap(), d);
+    }
+    let truth = Emulator::new(truth);
+    for t in tiles(500, 6) {
+        assert_eq!(best.run(&t).unwrap(), truth.run(&t).unwrap());
+    }
+}

@@ -91,8 +91,8 @@ fn mismatches(arith: &Arithmetic, obs: &Observations, first_only: bool) -> usize
 }
 
 fn refutation(knob: String, value: String, arith: &Arithmetic, o: &Observation) -> Refutation {
-    let got = emulator(arith).and_then(|e| e.run(&o.case).ok()).map_or("(cannot emulate)".into(), |d| hex(d[0], o.case.c_fmt));
-    Refutation { knob, value, origin: o.origin.clone(), case: o.describe(), gpu: hex(o.d, o.case.c_fmt), model: got }
+    let got = emulator(arith).and_then(|e| e.run(&o.case).ok()).map_or("(cannot emulate)".into(), |d| hex(d[0], o.case.d_fmt));
+    Refutation { knob, value, origin: o.origin.clone(), case: o.describe(), gpu: hex(o.d, o.case.d_fmt), model: got }
 }
 
 /// Infer the models of `path` that reproduce `obs`, starting from `base` for the knobs the

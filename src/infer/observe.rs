@@ -49,8 +49,8 @@ pub fn plain_element(tile: &MmaCase, i: usize, j: usize, d: u64) -> bool {
     };
     (0..tile.k).all(|kk| normal(tile.a_fmt, tile.a_at(i, kk)) && normal(tile.b_fmt, tile.b_at(kk, j)))
         && normal(tile.c_fmt, tile.c_at(i, j))
-        && tile.c_fmt.decode(d).class == Class::Finite
-        && normal(tile.c_fmt, d)
+        && tile.d_fmt.decode(d).class == Class::Finite
+        && normal(tile.d_fmt, d)
 }
 
 /// Element (i, j) of a tile as a 1×1×k case (with its block scales, where the tile has them).
@@ -60,6 +60,7 @@ pub fn element_case(tile: &MmaCase, i: usize, j: usize) -> MmaCase {
     }
     let mut c = MmaCase::zeros(tile.a_fmt, tile.c_fmt, 1, 1, tile.k);
     c.b_fmt = tile.b_fmt;
+    c.d_fmt = tile.d_fmt;
     for kk in 0..tile.k {
         c.a[kk] = tile.a_at(i, kk);
         c.b[kk] = tile.b_at(kk, j);

@@ -41,7 +41,7 @@ pub fn core_axes(p: &PathSpec) -> Vec<Axis> {
         .map(axis)
         .collect();
     axes[0].values.retain(|w| w.as_integer().is_some_and(|w| w as usize <= terms));
-    if p.c_fmt == Format::F16 {
+    if p.d_fmt() == Format::F16 {
         axes.push(Axis { path: "accumulator.format", values: strs(&["f32", "f16"]) });
         axes.push(Axis { path: "output.rounding", values: strs(&["rne", "rz"]) });
         axes.push(Axis { path: "align.window", values: strs(&["none", "f32"]) });
@@ -80,7 +80,8 @@ pub fn special_axes(p: &PathSpec) -> Vec<Axis> {
         return Vec::new();
     }
     // The highest smallest-normal among the accumulators searched (f32, or D's own format).
-    let acc_emin = if p.c_fmt == Format::F64 { Format::F64.emin() } else { Format::F32.emin().max(p.c_fmt.emin()) };
+    let d_fmt = p.d_fmt();
+    let acc_emin = if d_fmt == Format::F64 { Format::F64.emin() } else { Format::F32.emin().max(d_fmt.emin()) };
     // Block scales reach far below any accumulator: 2^-127 per operand.
     let tiny_products = 2 * p.a_fmt.min_lsb_exp() < acc_emin || p.block_scale().is_some();
     let mut floor = Axis { path: "align.floor_below_emin", values: vec![toml::Value::String("none".into()), toml::Value::Integer(0), toml::Value::Integer(5), toml::Value::Integer(6), toml::Value::Integer(7), toml::Value::Integer(8)] };
