@@ -58,6 +58,10 @@ def kin(pid, a_fmt, b_fmt):
            "tf32": "mma.m16n8k8.f32.tf32.tf32.f32", "f64": "mma.m8n8k4.f64.f64.f64.f64"}
     if pid.startswith("mfma."):
         pid = amd.get(a_fmt, pid)
+    # D wider than C (Volta's mma.m8n8k4.f32.f16.f16.f16): the same instruction with C in D's format.
+    m = re.match(r"(mma\.m\d+n\d+k\d+)\.(\w+)\.(\w+)\.(\w+)\.(\w+)$", pid)
+    if m and m.group(2) != m.group(5):
+        pid = f"{m.group(1)}.{m.group(2)}.{m.group(3)}.{m.group(4)}.{m.group(2)}"
     # Block-scaled MMAs (kind::mxf8f6f4, mxf4, mxf4nvf4): the unscaled instruction of Hopper's FP8 shape.
     if re.search(r"\.mxf[a-z0-9]+\.block\d+\.", pid):
         pid = re.sub(r"\.mxf[a-z0-9]+\.block\d+\.", ".", re.sub(r"\.ue[0-9]m[0-9]$", "", pid))
