@@ -290,9 +290,14 @@ fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path
     let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
     let mut summary = Summary::new();
     let mut shapes = Summary::new();
-    for file in files {
-        let text = read_records(file)?;
-        replay_text(&text, &mut models, model.map(|m| (m, table)), &mut summary, |rec, r| {
+    // Every file read first: the bar counts GEMMs across all of them (the corpus takes minutes).
+    let texts: Vec<String> = files.iter().map(|f| read_records(f)).collect::<anyhow::Result<_>>()?;
+    let total = texts.iter().map(|t| t.lines().filter(|l| !l.trim().is_empty()).count()).sum::<usize>();
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} GEMMs replayed {per_sec} eta {eta}").expect("valid template"));
+    for (file, text) in files.iter().zip(&texts) {
+        replay_text(text, &mut models, model.map(|m| (m, table)), &mut summary, |rec, r| {
+            bar.inc(1);
             shapes.entry((rec.path.clone(), mmafuzz::library::record::shape_class(rec.m, rec.n, rec.k).to_string())).or_default().add(r);
             if !verbose {
                 return;
@@ -304,13 +309,16 @@ fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path
             };
             let config = r.config.as_ref().map(|c| c.to_string()).unwrap_or_default();
             let kind = if rec.bias == 1 { "bias" } else if rec.beta == 1 { "beta 1" } else { "beta 0" };
-            println!("{} {}x{}x{} {kind} seed {}: {}/{} {config}{what}", rec.path, rec.m, rec.n, rec.k, rec.seed, r.matched, r.elements);
-            if std::env::var_os("MMAFUZZ_SHOW_MISSES").is_some() && !r.misses.is_empty() {
-                println!("  misses: {:?}", &r.misses[..r.misses.len().min(64)]);
-            }
+            bar.suspend(|| {
+                println!("{} {}x{}x{} {kind} seed {}: {}/{} {config}{what}", rec.path, rec.m, rec.n, rec.k, rec.seed, r.matched, r.elements);
+                if std::env::var_os("MMAFUZZ_SHOW_MISSES").is_some() && !r.misses.is_empty() {
+                    println!("  misses: {:?}", &r.misses[..r.misses.len().min(64)]);
+                }
+            });
         })
         .map_err(|(line, e)| anyhow::anyhow!("{} line {line}: {e}", file.display()))?;
     }
+    bar.finish_and_clear();
     print_summary(&summary);
     if by_shape {
         println!();

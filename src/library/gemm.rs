@@ -327,6 +327,9 @@ pub fn round_to(f: Format, x: f64) -> u64 {
 }
 
 fn round_with(f: Format, x: f64, rnd: Rounding) -> u64 {
+    if let Some(bits) = round_f32_value(f, x, rnd) {
+        return bits;
+    }
     let d = Format::F64.decode(x.to_bits());
     match d.class {
         Class::Nan => f.nan_bits(false, 0),
@@ -335,9 +338,67 @@ fn round_with(f: Format, x: f64, rnd: Rounding) -> u64 {
     }
 }
 
+/// [`round_with`] where it is a bit operation: `x` a finite f32 value and `f` a format of
+/// f32's exponent range (f32, tf32, bf16), rounded to nearest (even or away) or toward zero.
+/// The f32 pattern's low bits go, with the carry into the exponent that rounding up at the top
+/// of a binade (or of the range: infinity) takes. `None` where the general rounding is needed.
+/// Library replays convert every operand element they read (f32 to tf32 on the TF32 paths).
+fn round_f32_value(f: Format, x: f64, rnd: Rounding) -> Option<u64> {
+    let y = x as f32;
+    if !y.is_finite() || y as f64 != x {
+        return None;
+    }
+    let bits = y.to_bits();
+    let drop = match f {
+        Format::F32 => return Some(bits as u64),
+        Format::Tf32 => 13,
+        Format::Bf16 => 16,
+        _ => return None,
+    };
+    let half = 1u32 << (drop - 1);
+    let up = match rnd {
+        Rounding::Rne => half - 1 + ((bits >> drop) & 1),
+        Rounding::Rna => half,
+        Rounding::Rz => 0,
+        _ => return None,
+    };
+    let kept = (bits + up) >> drop << drop;
+    Some(if f == Format::Bf16 { (kept >> 16) as u64 } else { kept as u64 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bit_rounding_of_f32_values_equals_the_general_rounding() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let general = |f: Format, x: f64, rnd: Rounding| {
+            let d = Format::F64.decode(x.to_bits());
+            f.round(d.neg, d.sig as u128, d.exp, false, rnd, Overflow::Ieee)
+        };
+        // Random patterns, and the edges: ties, the top of a binade and of the range, subnormals.
+        let mut xs: Vec<u32> = (0..200_000).map(|_| rng.gen()).collect();
+        xs.extend([0x0000_0000, 0x8000_0000, 0x0000_1000, 0x0000_0fff, 0x0000_8000, 0x007f_ffff, 0x0080_0000, 0x3f80_1000, 0x3f80_3000, 0x3f80_8000, 0x3f81_8000, 0x3fff_ffff, 0x7f7f_ffff, 0xff7f_f000, 0x7f7f_8000, 0x0000_0001]);
+        let mut fast = 0;
+        for &b in &xs {
+            let x = f32::from_bits(b) as f64;
+            for f in [Format::F32, Format::Tf32, Format::Bf16] {
+                for rnd in [Rounding::Rne, Rounding::Rna, Rounding::Rz] {
+                    if let Some(got) = round_f32_value(f, x, rnd) {
+                        fast += 1;
+                        assert_eq!(got, general(f, x, rnd), "{b:08x} into {f} {rnd:?}");
+                    }
+                }
+            }
+        }
+        // Every finite pattern takes the bit path; NaN and infinities do not.
+        assert!(fast > 9 * 190_000, "{fast}");
+        assert_eq!(round_f32_value(Format::Tf32, f64::NAN, Rounding::Rne), None);
+        assert_eq!(round_f32_value(Format::F16, 1.0, Rounding::Rne), None);
+        assert_eq!(round_f32_value(Format::Tf32, 1.0 + f64::EPSILON, Rounding::Rne), None);
+    }
 
     #[test]
     fn f_linear_with_a_single_weight_row_or_column_is_addmm() {

@@ -360,6 +360,22 @@ pub fn replay_text(
     summary: &mut Summary,
     mut on_record: impl FnMut(&GemmRecord, &Replayed),
 ) -> Result<(), (usize, String)> {
+    use rayon::prelude::*;
+    // Records replay in parallel a chunk at a time (most sample a few elements of a large GEMM:
+    // regenerating their operands is most of the work, and one record alone does not fill the
+    // cores); summaries and `on_record` see them in file order.
+    let chunk = 4 * rayon::current_num_threads();
+    let mut pending: Vec<(usize, GemmRecord, String)> = Vec::with_capacity(chunk);
+    let mut flush = |pending: &mut Vec<(usize, GemmRecord, String)>, models: &std::collections::BTreeMap<String, LibraryModel>| -> Result<(), (usize, String)> {
+        let done: Vec<Result<Replayed, (usize, String)>> = pending.par_iter().map(|(no, rec, name)| replay(rec, &models[name]).map_err(|e| (no + 1, e.to_string()))).collect();
+        for ((_, rec, _), r) in pending.iter().zip(done) {
+            let r = r?;
+            summary.entry((rec.path.clone(), GemmRecord::family(r.config.as_ref()))).or_default().add(&r);
+            on_record(rec, &r);
+        }
+        pending.clear();
+        Ok(())
+    };
     for (no, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -373,11 +389,12 @@ pub fn replay_text(
             let m = LibraryModel::load(&name, table).map_err(|e| (no + 1, e.to_string()))?;
             models.insert(name.clone(), m);
         }
-        let r = replay(&rec, &models[&name]).map_err(|e| (no + 1, e.to_string()))?;
-        summary.entry((rec.path.clone(), GemmRecord::family(r.config.as_ref()))).or_default().add(&r);
-        on_record(&rec, &r);
+        pending.push((no, rec, name));
+        if pending.len() == chunk {
+            flush(&mut pending, models)?;
+        }
     }
-    Ok(())
+    flush(&mut pending, models)
 }
 
 /// What the corpus must keep reproducing, per (path, family): at least `min_gemms` GEMMs
