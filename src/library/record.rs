@@ -361,9 +361,9 @@ pub fn replay_text(
     mut on_record: impl FnMut(&GemmRecord, &Replayed),
 ) -> Result<(), (usize, String)> {
     use rayon::prelude::*;
-    // Records replay in parallel a chunk at a time (most sample a few elements of a large GEMM:
-    // regenerating their operands is most of the work, and one record alone does not fill the
-    // cores); summaries and `on_record` see them in file order.
+    // Records replay in parallel a chunk at a time (most sample 256 elements of a large GEMM,
+    // each emulated alone: one record does not fill the cores); summaries and `on_record` see
+    // them in file order.
     let chunk = 4 * rayon::current_num_threads();
     let mut pending: Vec<(usize, GemmRecord, String)> = Vec::with_capacity(chunk);
     let mut flush = |pending: &mut Vec<(usize, GemmRecord, String)>, models: &std::collections::BTreeMap<String, LibraryModel>| -> Result<(), (usize, String)> {
