@@ -21,8 +21,8 @@
 #   models    scripts/mmasim-models.py (a model per MMA-Sim architecture and instruction, found
 #             by discover against MMA-Sim and hunted) for MODEL_ARCHS (comma list, default
 #             Blackwell and RTX Blackwell), MODEL_JOBS pairs at once (default 14); the models,
-#             MMA-Sim's recorded answers and the results come back in $OUT/models.tgz (the corpus
-#             files it recorded in $OUT/records.tgz)
+#             each pair's work (deciding tiles, findings, logs) and the results come back in
+#             $OUT/models.tgz, MMA-Sim's answers recorded into corpus/mmasim in $OUT/records.tgz
 set -uo pipefail
 dir=${1:-target/devpy}
 steps=${2:-pytest,torch,replay,hunt,record}
@@ -108,7 +108,9 @@ if has models; then
   RAYON_NUM_THREADS=${MODEL_THREADS:-2} timeout ${MODEL_SECONDS:-520} python3 scripts/mmasim-models.py --mmafuzz "$bin" --python python3 "${margs[@]}" \
     --jobs ${MODEL_JOBS:-14} --out "$out/models-work" ${MODEL_FLAGS:-} > "$out/models.log" 2>&1
   echo "models rc=$?" >> "$out/models.log"; tail -60 "$out/models.log"
-  tar czf "$out/models.tgz" --exclude='*.jsonl.gz' --exclude='*.jsonl.xz' models corpus/mmasim findings/mmasim -C "$out" models-work && rm -rf "${out:?}/models-work"
+  # The pairs' deciding tiles and findings come back with their models (models-work/<arch>/<path>/
+  # corpus: `infer --corpus` can pick among a discovery's survivors here, without the GPU machine).
+  tar czf "$out/models.tgz" models findings/mmasim -C "$out" models-work && rm -rf "${out:?}/models-work"
   # MMA-Sim's answers recorded by this step (the tar above leaves the corpus files out).
   find corpus/mmasim \( -name '*.jsonl.gz' -o -name '*.jsonl.xz' \) -newer "$stamp" -print0 | tar czf "$out/records.tgz" --null -T -
 fi
