@@ -86,7 +86,8 @@ pub struct Observations {
 }
 
 /// Every GPU-computed element of a path: the corpus file's tiles (at most `max_tiles`) and the
-/// GPU side of every finding under `findings/<path>/`.
+/// observed side of every finding under `findings/<path>/`: the GPU's, or an external oracle's
+/// (MMA-Sim standing where the GPU stands, its findings against a model in findings/mmasim/).
 pub fn observe(path: &str, corpus: &Path, findings: &Path, max_tiles: Option<usize>) -> std::io::Result<Observations> {
     let mut out = Observations { all: Vec::new(), tiles: 0, findings: 0, problems: Vec::new(), recorded: Vec::new(), from_findings: Vec::new() };
     let mut seen = HashSet::new();
@@ -98,7 +99,8 @@ pub fn observe(path: &str, corpus: &Path, findings: &Path, max_tiles: Option<usi
     let (found, bad) = read_all(&findings.join(path));
     out.problems.extend(bad);
     for (file, f) in found {
-        let gpu = if f.a.side == "gpu" { &f.a } else if f.b.side == "gpu" { &f.b } else { continue };
+        let observed = |side: &str| side == "gpu" || side == "external";
+        let gpu = if observed(&f.a.side) { &f.a } else if observed(&f.b.side) { &f.b } else { continue };
         let Ok(tile) = MmaCase::from_json(f.minimised.as_object().cloned().unwrap_or_default()) else {
             out.problems.push(format!("{}: minimised case does not parse", file.display()));
             continue;
@@ -127,4 +129,60 @@ pub fn observe(path: &str, corpus: &Path, findings: &Path, max_tiles: Option<usi
     }
     out.all.sort_by_key(|o| o.simplicity);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hunt::finding::{store, Finding, SideOutput};
+    use crate::Format;
+
+    /// A finding on element (0, 0) of a one-product tile, with these two sides.
+    fn finding(id: &str, a_side: &str, b_side: &str, a_bits: &str) -> Finding {
+        let mut tile = MmaCase::zeros(Format::F16, Format::F32, 16, 8, 16);
+        tile.a[0] = 0x3c00;
+        tile.b[0] = 0x4000;
+        let side = |s: &str, bits: &str| SideOutput { side: s.into(), detail: String::new(), bits: bits.into(), value: String::new() };
+        Finding {
+            id: id.into(),
+            path: "mma.m16n8k16.f32.f16.f16.f32".into(),
+            class: String::new(),
+            summary: String::new(),
+            a: side(a_side, a_bits),
+            b: side(b_side, "00000000"),
+            exact: String::new(),
+            exact_nearest: String::new(),
+            explanation: String::new(),
+            knob_changes: vec![],
+            minimised: serde_json::Value::Object(tile.to_json()),
+            minimised_element: [0, 0],
+            original: serde_json::json!({}),
+            original_element: [0, 0],
+            rounds: 0,
+            evaluated: 0,
+            seen: 1,
+            first_seen: "2026-11-27".into(),
+            last_seen: "2026-11-27".into(),
+        }
+    }
+
+    #[test]
+    fn findings_count_the_gpu_or_an_external_oracle_never_a_model_against_a_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut problems = vec![];
+        // MMA-Sim (an external oracle) against our model: MMA-Sim's answer is the observation.
+        store(dir.path(), finding("00000000000000e1", "external", "blackwell:x", "40000000"), &mut problems).unwrap();
+        // The GPU on side B.
+        let mut gpu = finding("00000000000000e2", "h100", "gpu", "00000000");
+        gpu.b.bits = "40000001".into();
+        store(dir.path(), gpu, &mut problems).unwrap();
+        // Two models: nothing observed.
+        store(dir.path(), finding("00000000000000e3", "h100", "exact-rne", "40000002"), &mut problems).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        let o = observe("mma.m16n8k16.f32.f16.f16.f32", &dir.path().join("no-corpus"), dir.path(), None).unwrap();
+        assert_eq!(o.findings, 2);
+        let mut seen: Vec<u64> = o.from_findings.iter().map(|x| x.d).collect();
+        seen.sort();
+        assert_eq!(seen, vec![0x4000_0000, 0x4000_0001]);
+    }
 }
