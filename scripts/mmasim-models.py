@@ -65,6 +65,8 @@ def parse_args():
     p.add_argument("--oracle-threads", type=int, default=1, help="threads of each MMA-Sim oracle process (PyTorch's)")
     p.add_argument("--oracle-device", default="cpu", help="where each MMA-Sim oracle computes: cpu, or cuda (the GPU machine's "
                    "card, shared by every job; see scripts/mmasim-oracle.py --device)")
+    p.add_argument("--discover-base", help="discovery starts from this model file for every pair (default: the nearest kin the "
+                   "script picks, see scaled_kin and the functions after it); a written model is the survivor nearest its base")
     p.add_argument("--out", default=os.path.join(ROOT, "target/mmasim-models"))
     p.add_argument("--redo", action="store_true", help="run pairs that already have a model too")
     p.add_argument("--list", action="store_true", help="print the pairs and stop")
@@ -265,31 +267,6 @@ def scaled_kin(p, d):
     return None
 
 
-def scaled_sibling(p, d):
-    """The discovery base of a block-scaled path without an unscaled twin (FP4 at K = 64): a
-    model this architecture already has for a block-scaled instruction of the same shape and
-    scale format (another kind or block size), else the same instruction's model on RTX
-    Blackwell's mma.sync. Discovery keeps every model the oracle's tiles allow and writes the one
-    nearest its base, so where the tiles leave special knobs open (overflow past the range, the
-    sign of zero) the base's choice, proven on its own pair, is the one kept."""
-    if not re.search(r"\.block\d+\.", p["id"]):
-        return None
-    shape = re.search(r"\.m\d+n\d+k(\d+)\.", p["id"])
-    scale = p["id"].rsplit(".", 1)[1]
-    mine = os.path.join(ROOT, "models", d, p["id"] + ".toml")
-    prefix = p["id"].split(".mx")[0]
-    same = sorted(f for f in glob.glob(os.path.join(ROOT, "models", d, prefix + ".mx*." + scale + ".toml")) if f != mine)
-    if same:
-        return same[0]
-    if p["id"].startswith("tcgen05.") and shape:
-        # tcgen05.mma.m128n8kK.KIND.blockB.f32.A.B.S -> mma.m16n8kK.KIND.blockB.f32.A.B.f32.S
-        rest = p["id"].split(".", 3)[3].rsplit(".", 1)[0]
-        f = os.path.join(ROOT, "models", "rtx-blackwell", f"mma.m16n8k{shape.group(1)}.{rest}.f32.{scale}.toml")
-        if os.path.exists(f):
-            return f
-    return None
-
-
 def widened_kin(p, d):
     """The discovery base of a path whose D is wider than C (Volta's mma.m8n8k4.f32.f16.f16.f16):
     this architecture's model of the same instruction with C in D's format (MMA-Sim adds C as a
@@ -347,7 +324,7 @@ def one(args, pr):
         for ending in CORPUS_ENDINGS:
             if os.path.exists(os.path.join(corpus, pid + ending)):
                 os.remove(os.path.join(corpus, pid + ending))
-        kin = fnuz_base(work) if p["a_fmt"].endswith("fnuz") else scaled_kin(p, d) or scaled_sibling(p, d) or widened_kin(p, d) or fp8_kin(p, d)
+        kin = os.path.abspath(args.discover_base) if args.discover_base else fnuz_base(work) if p["a_fmt"].endswith("fnuz") else scaled_kin(p, d) or widened_kin(p, d) or fp8_kin(p, d)
         base = ["--base", kin] if kin else []
         if kin:
             result["discover_base"] = os.path.relpath(kin, ROOT)

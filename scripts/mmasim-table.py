@@ -147,7 +147,10 @@ def same_model(old, r):
 
 
 def agreed_tiles(r):
-    """Tiles the current model agreed on: the hunt that approved it and every check after it."""
+    """Tiles the current model agreed on: the hunt that approved it and every check after it (none
+    where the last result diverged, or where the model file is no longer the one hunted)."""
+    if r.get("status") != "agrees" or (r.get("model_sha256") and not same_model(r, r)):
+        return 0
     hunts = r.get("hunts") or []
     first = [h for h in hunts if not h.get("check")][-1:]
     return sum(h.get("tiles") or 0 for h in first + [h for h in hunts if h.get("check")])
@@ -193,8 +196,12 @@ def main():
             knobs = ", ".join(diff(ours, ref)) if ref else "no Hopper counterpart (no FP32-input MMA)"
             ref_note = "" if not ref_id or ref_id == pid else f" (vs `{ref_id}`)"
             checks = sum(1 for x in r.get("hunts") or [] if x.get("check"))
-            agree = (f"{agreed_tiles(r):,} tiles{f' ({checks + 1} hunts)' if checks else ''}, {h['divergent_elements']} divergent elements"
-                     if h.get("tiles") else "corpus replay only")
+            if not h.get("tiles"):
+                agree = "corpus replay only"
+            elif r.get("status") != "agrees":  # the last hunt diverged: its tiles, not an agreement
+                agree = f"{h['tiles']:,} tiles, {h['divergent_elements']} divergent elements"
+            else:
+                agree = f"{agreed_tiles(r):,} tiles{f' ({checks + 1} hunts)' if checks else ''}, {h['divergent_elements']} divergent elements"
             inst = r.get("mmasim", "")
             rows.append(f"| {arch} | `{pid}` ({inst}) | `{d}:{pid}` | {agree} | {knobs or 'none'}{ref_note} | {findings_of(d, pid)} |")
         missing = [r for r in tried if r["path"] not in pids]
@@ -209,11 +216,12 @@ def main():
             what = r["status"] if not h.get("tiles") else f"{r['status']}: {h['divergent_elements']:,} divergent elements in {h['tiles']:,} tiles"
             rows.append(f"| {arch} | `{r['path']}` ({r['mmasim']}) | none | {what} | | {findings_of(d, r['path'])} |")
         total_tiles = sum(agreed_tiles(res.get((arch, p), {})) for p in pids)
-        summary.append(f"| {arch} | {len(pids)} | {len(measured)} | {len(missing)} | {total_tiles:,} |")
+        differ = sum(1 for p in pids if res.get((arch, p), {}).get("status", "agrees") != "agrees")
+        summary.append(f"| {arch} | {len(pids)} | {differ} | {len(measured)} | {len(missing)} | {total_tiles:,} |")
 
     findings = sorted(glob.glob(os.path.join(ROOT, "findings", "mmasim", "hopper", "*", "*.md")))
-    table = ["| architecture | models (discovered against MMA-Sim) | measured sm90 models checked | not modelled yet | hunted tiles |",
-             "|---|---|---|---|---|", *summary, "",
+    table = ["| architecture | models (discovered against MMA-Sim) | of which differ (last hunt diverged) | measured sm90 models checked | not modelled yet | agreed tiles |",
+             "|---|---|---|---|---|---|", *summary, "",
              "<details><summary>Per instruction: the model, its agreement with MMA-Sim, the knobs that differ from Hopper</summary>", "",
              "| architecture | path (MMA-Sim's instruction) | model | agreement (the hunt against MMA-Sim that approved the model, plus later `--check` hunts on other tiles) | knobs that differ from the sm90 model | findings |",
              "|---|---|---|---|---|---|", *rows, "", "</details>", "",

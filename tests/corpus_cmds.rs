@@ -98,8 +98,9 @@ fn promoted_findings_keep_the_minimised_tile_and_gpu_output() {
         first_seen: "2026-11-22".into(),
         last_seen: "2026-11-22".into(),
     };
+    let mut ext = f.clone();
     mmafuzz::hunt::finding::store(&dir.path().join("findings"), f, &mut vec![]).unwrap();
-    let (lines, problems) = mmafuzz::corpus::findings_as_lines(&dir.path().join("findings"), PATH, &[]);
+    let (lines, problems) = mmafuzz::corpus::findings_as_lines(&dir.path().join("findings"), PATH, &[], None);
     assert!(problems.is_empty());
     assert_eq!(lines.len(), 1);
     let promoted = mmafuzz::MmaCase::from_json_line(&lines[0]).unwrap();
@@ -109,7 +110,24 @@ fn promoted_findings_keep_the_minimised_tile_and_gpu_output() {
     assert_eq!((p["gpu"].as_str(), p["cc"].as_str(), p["driver"].as_str()), (Some("NVIDIA H100 80GB HBM3"), Some("9.0"), Some("13.0")));
     // Already in the corpus: not promoted twice.
     let existing = vec![(promoted.clone(), d.clone())];
-    assert!(mmafuzz::corpus::findings_as_lines(&dir.path().join("findings"), PATH, &existing).0.is_empty());
+    assert!(mmafuzz::corpus::findings_as_lines(&dir.path().join("findings"), PATH, &existing, None).0.is_empty());
+    // A GPU finding is not an oracle's: promoting an oracle's findings leaves it out.
+    assert!(mmafuzz::corpus::findings_as_lines(&dir.path().join("findings"), PATH, &[], Some("MMA-Sim")).0.is_empty());
+    // An external oracle's finding against a model (side B here, its output in "d_b"): promoted
+    // only when asked, labelled with what the oracle is, never into the GPU's corpus.
+    ext.id = "00000000000000fe".into();
+    ext.a = side("h100", "model");
+    ext.b = side("external", "external oracle `python3 scripts/mmasim-oracle.py` (Npz protocol)");
+    let mut d_ext = d.clone();
+    d_ext[0] ^= 1;
+    ext.minimised["d_b"] = d_ext.iter().map(|x| serde_json::Value::String(format!("{x:08x}"))).collect();
+    mmafuzz::hunt::finding::store(&dir.path().join("other"), ext, &mut vec![]).unwrap();
+    assert!(mmafuzz::corpus::findings_as_lines(&dir.path().join("other"), PATH, &[], None).0.is_empty());
+    let (lines, _) = mmafuzz::corpus::findings_as_lines(&dir.path().join("other"), PATH, &[], Some("MMA-Sim 2.1.1 Hopper model, not hardware"));
+    assert_eq!(lines.len(), 1);
+    let promoted = mmafuzz::MmaCase::from_json_line(&lines[0]).unwrap();
+    assert_eq!(promoted.recorded_d().unwrap().unwrap(), d_ext);
+    assert_eq!(promoted.extra["provenance"]["oracle"].as_str(), Some("MMA-Sim 2.1.1 Hopper model, not hardware"));
 }
 
 #[test]

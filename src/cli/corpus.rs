@@ -30,6 +30,11 @@ pub enum CorpusCommand {
         findings: PathBuf,
         #[arg(long, default_value = "corpus")]
         corpus: PathBuf,
+        /// Promote an external oracle's findings instead of the GPU's (`hunt --against
+        /// external:...` against a model), labelled with what the oracle is: `--oracle-label
+        /// "MMA-Sim 2.1.1 Blackwell model, not hardware" --corpus corpus/mmasim/blackwell`.
+        #[arg(long, conflicts_with = "from_fuzz")]
+        oracle_label: Option<String>,
     },
     /// Rewrite every corpus file in the compact form (generated tiles by seed, D as steps from
     /// the f64 reference; findings stay readable) and check that every tile reads back the same.
@@ -94,19 +99,20 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        CorpusCommand::Add { path, from_fuzz: Some(artifact), model, findings, corpus } => add_from_fuzz(&artifact, path.as_deref(), model.as_deref(), &findings, &corpus),
-        CorpusCommand::Add { path, from_fuzz: None, findings, corpus, .. } => {
+        CorpusCommand::Add { path, from_fuzz: Some(artifact), model, findings, corpus, .. } => add_from_fuzz(&artifact, path.as_deref(), model.as_deref(), &findings, &corpus),
+        CorpusCommand::Add { path, from_fuzz: None, findings, corpus, oracle_label, .. } => {
             let path = path.expect("clap requires --path without --from-fuzz");
             let file = file_of(&corpus, &path);
             let existing = if file.exists() { read_corpus(&file)?.0 } else { vec![] };
-            let (lines, problems) = mmafuzz::corpus::findings_as_lines(&findings, &path, &existing);
+            let (lines, problems) = mmafuzz::corpus::findings_as_lines(&findings, &path, &existing, oracle_label.as_deref());
             for p in problems.iter().take(5) {
                 eprintln!("skipped {p}");
             }
             if !lines.is_empty() {
                 mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
             }
-            println!("added {} minimised GPU findings to {}", lines.len(), file.display());
+            let whose = if oracle_label.is_some() { "oracle" } else { "GPU" };
+            println!("added {} minimised {whose} findings to {}", lines.len(), file.display());
             Ok(ExitCode::SUCCESS)
         }
         CorpusCommand::Compact { corpus } => {

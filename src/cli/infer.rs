@@ -13,12 +13,15 @@ pub struct InferArgs {
     path: String,
     #[arg(long, default_value = "corpus")]
     corpus: PathBuf,
+    /// Findings directory: each finding under FINDINGS/PATH/ adds the element its GPU side, or
+    /// its external oracle's side (`hunt --against external:...`), computed.
     #[arg(long, default_value = "findings")]
     findings: PathBuf,
     /// Use at most this many corpus tiles.
     #[arg(long)]
     tiles: Option<usize>,
-    /// Knobs outside the searched space come from this model (default: sm90:PATH).
+    /// Knobs outside the searched space come from this model, and the model written is the
+    /// survivor nearest to it (default: sm90:PATH).
     #[arg(long)]
     base: Option<String>,
     /// Write the first surviving (or nearest) model to this TOML file.

@@ -67,14 +67,18 @@ pub fn stats(file: &Path) -> std::io::Result<Stats> {
 }
 
 /// The GPU findings of `path` under `findings`, as corpus lines (the minimised tile with the
-/// GPU's D and provenance), skipping tiles already in `existing`.
-pub fn findings_as_lines(findings: &Path, path: &str, existing: &[(MmaCase, Vec<u64>)]) -> (Vec<String>, Vec<String>) {
+/// GPU's D and provenance), skipping tiles already in `existing`. With `oracle` (what an
+/// external oracle is: "MMA-Sim 2.1.1 Blackwell model, not hardware"), findings of that oracle
+/// against a model are promoted instead, with provenance naming it (corpus/mmasim/ holds them);
+/// the GPU's corpus never takes an oracle's answers unasked.
+pub fn findings_as_lines(findings: &Path, path: &str, existing: &[(MmaCase, Vec<u64>)], oracle: Option<&str>) -> (Vec<String>, Vec<String>) {
     let have: HashSet<_> = existing.iter().map(|(c, _)| key(c)).collect();
     let (found, problems) = read_all(&findings.join(path));
     let mut lines = Vec::new();
     let mut added = HashSet::new();
     for (_, f) in found {
-        let (gpu, d_key) = if f.a.side == "gpu" { (&f.a, "d") } else if f.b.side == "gpu" { (&f.b, "d_b") } else { continue };
+        let observed = if oracle.is_some() { "external" } else { "gpu" };
+        let (gpu, d_key) = if f.a.side == observed { (&f.a, "d") } else if f.b.side == observed { (&f.b, "d_b") } else { continue };
         let mut obj = f.minimised.as_object().cloned().unwrap_or_default();
         let d = obj.get(d_key).cloned();
         obj.shift_remove("d");
@@ -85,7 +89,11 @@ pub fn findings_as_lines(findings: &Path, path: &str, existing: &[(MmaCase, Vec<
             continue;
         }
         case.extra.insert("finding".into(), f.id.clone().into());
-        case.extra.insert("provenance".into(), provenance_of(&gpu.detail, path, &f.first_seen));
+        let provenance = match oracle {
+            Some(label) => serde_json::json!({"oracle": label, "path": path, "date": f.first_seen, "tool": format!("mmafuzz {} (promoted finding)", env!("CARGO_PKG_VERSION"))}),
+            None => provenance_of(&gpu.detail, path, &f.first_seen),
+        };
+        case.extra.insert("provenance".into(), provenance);
         lines.push(codec::encode_line(&case, &d, None, false));
     }
     (lines, problems)

@@ -268,7 +268,7 @@ pub fn model_file(arch: &str, path: &str, arith: &Arithmetic, inf: &Inference, s
     let status = if inf.survivors.is_empty() {
         format!("no model of the space reproduces every observation; this is the nearest ({} of {} observations missed)", inf.nearest.first().map_or(0, |n| n.mismatches), inf.observations)
     } else {
-        format!("{} surviving models of {} core combinations; this is the first", inf.survivors.len(), inf.core_candidates)
+        format!("{} surviving models of {} core combinations; this is the one nearest the base", inf.survivors.len(), inf.core_candidates)
     };
     let origin = format!("Inferred by `mmafuzz infer --path {path}` from {sources}: {status}");
     match label {
