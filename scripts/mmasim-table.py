@@ -149,7 +149,7 @@ def same_model(old, r):
 def agreed_tiles(r):
     """Tiles the current model agreed on: the hunt that approved it and every check after it (none
     where the last result diverged, or where the model file is no longer the one hunted)."""
-    if r.get("status") != "agrees" or (r.get("model_sha256") and not same_model(r, r)):
+    if r.get("status") != "agrees" or (r.get("model_sha256") and not same_model({}, r)):
         return 0
     hunts = r.get("hunts") or []
     first = [h for h in hunts if not h.get("check")][-1:]

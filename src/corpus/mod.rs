@@ -76,9 +76,9 @@ pub fn findings_as_lines(findings: &Path, path: &str, existing: &[(MmaCase, Vec<
     let (found, problems) = read_all(&findings.join(path));
     let mut lines = Vec::new();
     let mut added = HashSet::new();
+    let observed = if oracle.is_some() { "external" } else { "gpu" };
     for (_, f) in found {
-        let observed = if oracle.is_some() { "external" } else { "gpu" };
-        let (gpu, d_key) = if f.a.side == observed { (&f.a, "d") } else if f.b.side == observed { (&f.b, "d_b") } else { continue };
+        let Some((gpu, d_key)) = f.side_named(observed) else { continue };
         let mut obj = f.minimised.as_object().cloned().unwrap_or_default();
         let d = obj.get(d_key).cloned();
         obj.shift_remove("d");
@@ -90,7 +90,7 @@ pub fn findings_as_lines(findings: &Path, path: &str, existing: &[(MmaCase, Vec<
         }
         case.extra.insert("finding".into(), f.id.clone().into());
         let provenance = match oracle {
-            Some(label) => serde_json::json!({"oracle": label, "path": path, "date": f.first_seen, "tool": format!("mmafuzz {} (promoted finding)", env!("CARGO_PKG_VERSION"))}),
+            Some(label) => serde_json::json!({"oracle": label, "path": path, "date": f.first_seen, "tool": promoted_by()}),
             None => provenance_of(&gpu.detail, path, &f.first_seen),
         };
         case.extra.insert("provenance".into(), provenance);
@@ -105,7 +105,12 @@ fn provenance_of(detail: &str, path: &str, date: &str) -> serde_json::Value {
     let inside = detail.split_once('(').and_then(|(_, r)| r.split_once(')')).map(|(i, _)| i).unwrap_or("");
     let cc = inside.split(',').next().unwrap_or("").trim().trim_start_matches("cc ").to_string();
     let driver = inside.split("driver").nth(1).unwrap_or("").trim().to_string();
-    serde_json::json!({"gpu": name, "cc": cc, "driver": driver, "path": path, "date": date, "tool": format!("mmafuzz {} (promoted finding)", env!("CARGO_PKG_VERSION"))})
+    serde_json::json!({"gpu": name, "cc": cc, "driver": driver, "path": path, "date": date, "tool": promoted_by()})
+}
+
+/// The provenance's `tool` of a promoted finding.
+fn promoted_by() -> String {
+    format!("mmafuzz {} (promoted finding)", env!("CARGO_PKG_VERSION"))
 }
 
 /// The same lines without repeated tiles (first kept); returns how many were dropped.

@@ -64,6 +64,18 @@ pub fn finding_id(path: &str, side_a: &str, side_b: &str, minimised: &Value, ele
 const RECORD_FENCE: &str = "```json\n";
 
 impl Finding {
+    /// The side named `name` (`gpu`, `external`, a model's name) and the key of its D in the
+    /// minimised case (`d` for side A, `d_b` for side B).
+    pub fn side_named(&self, name: &str) -> Option<(&SideOutput, &'static str)> {
+        if self.a.side == name {
+            Some((&self.a, "d"))
+        } else if self.b.side == name {
+            Some((&self.b, "d_b"))
+        } else {
+            None
+        }
+    }
+
     /// The file's text: a readable report, then the record.
     pub fn render(&self) -> String {
         let mut s = String::new();

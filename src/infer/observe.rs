@@ -99,8 +99,7 @@ pub fn observe(path: &str, corpus: &Path, findings: &Path, max_tiles: Option<usi
     let (found, bad) = read_all(&findings.join(path));
     out.problems.extend(bad);
     for (file, f) in found {
-        let observed = |side: &str| side == "gpu" || side == "external";
-        let gpu = if observed(&f.a.side) { &f.a } else if observed(&f.b.side) { &f.b } else { continue };
+        let Some((gpu, _)) = f.side_named("gpu").or_else(|| f.side_named("external")) else { continue };
         let Ok(tile) = MmaCase::from_json(f.minimised.as_object().cloned().unwrap_or_default()) else {
             out.problems.push(format!("{}: minimised case does not parse", file.display()));
             continue;
