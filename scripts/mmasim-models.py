@@ -78,6 +78,9 @@ def parse_args():
                         "scripts/mmasim-table.py merges it), each hunted for the tiles it lacks (no --max-dots cap)")
     p.add_argument("--record-missing", action="store_true",
                    help="only record MMA-Sim's answers (--record tiles) for models that have no corpus/mmasim file yet")
+    p.add_argument("--record-in", metavar="DIR",
+                   help="only record MMA-Sim's answers on the cases in DIR/<path>.jsonl (designed tiles, e.g. "
+                        "scripts/window-floor-cases.py's), appended to corpus/mmasim/<arch>/, for the pairs that have such a file")
     return p.parse_args()
 
 
@@ -205,6 +208,14 @@ def record(args, pr, log):
                 "--label", label, "--corpus", rec], log)
 
 
+def record_in(args, pr, cases, log):
+    """MMA-Sim's answers on designed cases, appended to the pair's corpus/mmasim/<arch>/ file."""
+    oracle, label, _ = oracle_for(args, pr)
+    rec = os.path.join(ROOT, "corpus", "mmasim", pr["dir"])
+    return run([args.mmafuzz, "record", "--path", pr["path"]["id"], "--in", cases, "--oracle", oracle, "--label", label,
+                "--corpus", rec], log)
+
+
 def flushed(model_file, work):
     """A copy of a model file with every subnormal setting "flush" (a discovery base)."""
     import tomllib
@@ -314,7 +325,7 @@ def one(args, pr):
         tiles = max(1000, min(tiles, int(args.measured_products / products)))
     if pr["measured"] or args.check:
         model = final
-        if host_nans:  # the measured model with NaNs written as the adapter writes them
+        if host_nans and pr["measured"]:  # the measured model with NaNs written as the adapter writes them
             model = os.path.join(work, "measured-all-ones-nan.toml")
             with open(model, "w") as f:
                 f.write(f'base = "sm90:{pid}"\nname = "sm90:{pid} (NaNs as all-ones)"\n[specials]\nnan = "all_ones"\n')
@@ -354,7 +365,9 @@ def one(args, pr):
     for round_ in range(1, args.rounds + 1):
         fdir = os.path.join(work, f"findings-{round_}")
         shutil.rmtree(fdir, ignore_errors=True)
-        seed = 200 if args.check else 100 + round_  # a check hunts tiles no earlier round saw
+        # A check hunts tiles no earlier round saw; each top-up takes the next seed, so a second
+        # top-up of a model hunts tiles the first did not.
+        seed = 200 + pr.get("checks", 0) if args.check else 100 + round_
         r = run([args.mmafuzz, "hunt", "--path", pid, "--model", model, "--against", oracle, "--tiles", str(tiles),
                  "--seed", str(seed), "--findings", fdir], log)
         div = divergent(r.stdout)
@@ -408,6 +421,14 @@ def main():
             print(f"{pr['arch']:<14} {pr['path']['id']:<40} {pr['mmasim']}{'  (measured sm90 model)' if pr['measured'] else ''}")
         print(f"{len(todo)} pairs")
         return
+    if args.record_in:
+        os.makedirs(args.out, exist_ok=True)
+        for pr in todo:
+            cases = os.path.join(args.record_in, pr["path"]["id"] + ".jsonl")
+            if os.path.exists(cases):
+                r = record_in(args, pr, cases, os.path.join(args.out, "record-in.log"))
+                print(f"{pr['arch']:<14} {pr['path']['id']:<40} {cases} recorded, exit {r.returncode}", flush=True)
+        return
     if args.record_missing:
         todo = [pr for pr in todo if not pr["measured"] and os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))
                 and not any(os.path.exists(os.path.join(ROOT, "corpus", "mmasim", pr["dir"], pr["path"]["id"] + e)) for e in CORPUS_ENDINGS)]
@@ -422,7 +443,9 @@ def main():
             table = load_table()
             merged = table.results([os.path.join(ROOT, "report", "mmasim-results.jsonl")])
             for pr in todo:
-                pr["agreed"] = table.agreed_tiles(merged.get((pr["arch"], pr["path"]["id"]), {}))
+                row = merged.get((pr["arch"], pr["path"]["id"]), {})
+                pr["agreed"] = table.agreed_tiles(row)
+                pr["checks"] = len({h["seed"] for h in row.get("hunts") or [] if h.get("check")}) if pr["agreed"] else 0
             todo = [pr for pr in todo if pr["agreed"] < args.top_up]
     elif not args.redo:
         todo = [pr for pr in todo if pr["measured"] or not os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))]

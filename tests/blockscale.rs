@@ -203,3 +203,38 @@ fn an_element_cut_from_a_scaled_tile_keeps_its_scales() {
         }
     }
 }
+
+/// `scripts/window-floor-cases.py` designs tiles that tell the window floors apart on a
+/// block-scaled FP4 path (what `infer` could not do from generated tiles): under the current
+/// K = 64 ue8m0 model with each `floor_below_emin` candidate (and none), every two candidates
+/// give different D on them, and the tiles parse as the path's cases.
+#[test]
+fn designed_window_floor_tiles_split_every_floor_candidate() {
+    for path in ["mma.m16n8k64.mxf4.block32.f32.e2m1.e2m1.f32.ue8m0", "mma.m16n8k64.mxf4nvf4.block16.f32.e2m1.e2m1.f32.ue8m0"] {
+        let out = std::process::Command::new("python3")
+            .args(["scripts/window-floor-cases.py", "--path", path])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("python3 runs the script");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let p = path_by_id(path).unwrap();
+        let cases: Vec<MmaCase> = String::from_utf8(out.stdout).unwrap().lines().map(|l| MmaCase::from_json_line(l).unwrap()).collect();
+        assert_eq!(cases.len(), 24);
+        cases.iter().for_each(|c| p.check(c).unwrap());
+        // The path's model file with its floor replaced by each candidate's (none: no floor).
+        let file = std::fs::read_to_string(format!("{}/models/rtx-blackwell/{path}.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let without: String = file.lines().filter(|l| !l.starts_with("floor_below_emin")).map(|l| format!("{l}\n")).collect();
+        let floors = ["none", "0", "5", "6", "7", "8", "13"];
+        let outputs: Vec<Vec<u64>> = floors.iter().map(|f| {
+            let text = if *f == "none" { without.clone() } else { without.replace("[align]\n", &format!("[align]\nfloor_below_emin = {f}\n")) };
+            let emu = Emulator::new(Model::from_toml("floor", &text).unwrap());
+            cases.iter().flat_map(|c| emu.run(c).unwrap()).collect()
+        }).collect();
+        for i in 0..floors.len() {
+            for j in 0..i {
+                let apart = outputs[i].iter().zip(&outputs[j]).filter(|(x, y)| x != y).count();
+                assert!(apart > 0, "{path}: floor {} and {} agree on every designed tile", floors[i], floors[j]);
+            }
+        }
+    }
+}
