@@ -77,7 +77,8 @@ def parse_args():
                    help="with --check: only models that agreed on fewer than N tiles so far (report/mmasim-results.jsonl as "
                         "scripts/mmasim-table.py merges it), each hunted for the tiles it lacks (no --max-dots cap)")
     p.add_argument("--record-missing", action="store_true",
-                   help="only record MMA-Sim's answers (--record tiles) for models that have no corpus/mmasim file yet")
+                   help="only record MMA-Sim's answers (--record tiles) for pairs that have no corpus/mmasim file yet (with a "
+                        "model or without: `infer` can then start from the recorded tiles)")
     p.add_argument("--record-in", metavar="DIR",
                    help="only record MMA-Sim's answers on the cases in DIR/<path>.jsonl (designed tiles, e.g. "
                         "scripts/window-floor-cases.py's), appended to corpus/mmasim/<arch>/, for the pairs that have such a file")
@@ -430,7 +431,7 @@ def main():
                 print(f"{pr['arch']:<14} {pr['path']['id']:<40} {cases} recorded, exit {r.returncode}", flush=True)
         return
     if args.record_missing:
-        todo = [pr for pr in todo if not pr["measured"] and os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))
+        todo = [pr for pr in todo if not pr["measured"]
                 and not any(os.path.exists(os.path.join(ROOT, "corpus", "mmasim", pr["dir"], pr["path"]["id"] + e)) for e in CORPUS_ENDINGS)]
         os.makedirs(args.out, exist_ok=True)
         for pr in todo:

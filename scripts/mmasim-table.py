@@ -123,7 +123,9 @@ def results(files):
             r = json.loads(line)
             key = (r["arch"], r["path"])
             old = best.get(key)
-            if r.get("checked") and old is not None and old["status"] == "agrees" and same_model(old, r):
+            # A check adds its tiles to the hunt that approved the same model file; a row older
+            # than the hashes cannot show that it hunted this file, so the check replaces it.
+            if r.get("checked") and old is not None and old["status"] == "agrees" and old.get("model_sha256") and same_model(old, r):
                 if r["status"] == "agrees":
                     merged = dict(old, model_sha256=r.get("model_sha256"))
                     seen = {(h["seed"], h["tiles"]) for h in old["hunts"] if h.get("check")}

@@ -139,3 +139,75 @@ fn a_running_sum_far_below_is_dropped_not_floored() {
     let floored = staged_fp8().replace("drop_c = true", "drop_c = false");
     assert_eq!(dot(&floored, &a, &b, -(2f32.powi(-40)), Format::E5m2fnuz).to_bits(), 0x3f7f_ffff);
 }
+
+/// `inputs.subnormals = "flush_positive"` (MMA-Sim's CDNA2 adder: `where(|x| < 2^emin, +0, x)`
+/// on A, B and C): a flushed operand and a zero of either sign enter as +0, where `"flush"`
+/// keeps the sign; the products' zero signs then follow the other factor, and so does an
+/// all-zero dot product's sign. Only operands take it: an accumulator or output rule of that
+/// name is an error.
+#[test]
+fn flush_positive_makes_every_tiny_or_zero_operand_plus_zero() {
+    let model = |inputs: &str| format!("{PAIRWISE}[inputs]\nsubnormals = \"{inputs}\"\nc_subnormals = \"keep\"\n[specials]\nzero_sign = \"ieee\"\n");
+    let neg_zero = -0.0f32;
+    // -0·1 + -0·1 + C = -0: -0 under "flush" (and "keep"), +0 when -0 enters as +0.
+    let a = [-0.0, -0.0];
+    let b = [1.0, 1.0];
+    for (rule, sign_bit) in [("keep", true), ("flush", true), ("flush_positive", false)] {
+        let d = dot(&model(rule), &a, &b, neg_zero, Format::Bf16);
+        assert_eq!((d, d.is_sign_negative()), (0.0, sign_bit), "{rule}");
+    }
+    // A negative subnormal bf16 times 1, twice, over C = -0: the exact sum is tiny and negative
+    // (kept), a flush keeps its sign (-0), flush_positive makes it +0.
+    let tiny = [-(2f64.powi(-130)), -(2f64.powi(-131))];
+    assert_eq!(dot(&model("keep"), &tiny, &b, neg_zero, Format::Bf16), -(2f32.powi(-130) + 2f32.powi(-131)));
+    let flushed = dot(&model("flush"), &tiny, &b, neg_zero, Format::Bf16);
+    assert!(flushed == 0.0 && flushed.is_sign_negative());
+    let positive = dot(&model("flush_positive"), &tiny, &b, neg_zero, Format::Bf16);
+    assert!(positive == 0.0 && positive.is_sign_positive());
+    // C flushed to +0 as well: C = -0 over products +0·-1 = -0 gives +0 (-0 + -0 would be -0).
+    let c_rule = |rule: &str| format!("{PAIRWISE}[inputs]\nsubnormals = \"flush_positive\"\nc_subnormals = \"{rule}\"\n[specials]\nzero_sign = \"ieee\"\n");
+    let zeros = [0.0, 0.0];
+    let minus = [-1.0, -1.0];
+    assert!(dot(&c_rule("flush"), &zeros, &minus, neg_zero, Format::Bf16).is_sign_negative());
+    assert!(dot(&c_rule("flush_positive"), &zeros, &minus, neg_zero, Format::Bf16).is_sign_positive());
+    let on_accumulator = PAIRWISE.replace("rounding = \"rne\"\n", "rounding = \"rne\"\nsubnormals = \"flush_positive\"\n");
+    let on_output = format!("{PAIRWISE}[output]\nrounding = \"rne\"\nsubnormals = \"flush_positive\"\n");
+    for text in [on_accumulator, on_output] {
+        let err = Model::from_toml("t", &text).unwrap_err().to_string();
+        assert!(err.contains("for operands"), "{err}");
+    }
+}
+
+/// `scripts/signed-zero-cases.py` designs tiles of signed zeros, subnormals and ±1 that tell
+/// the operand rules apart where edge-biased tiles rarely do: under CDNA2's bf16 model with each
+/// combination of `inputs.subnormals` and `inputs.c_subnormals`, every two combinations give
+/// different D on them.
+#[test]
+fn designed_signed_zero_tiles_split_the_operand_flush_rules() {
+    let path = "mfma.m16n16k8.f32.bf16.bf16.f32";
+    let out = std::process::Command::new("python3")
+        .args(["scripts/signed-zero-cases.py", "--path", path])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("python3 runs the script");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let p = mmafuzz::exec::path_by_id(path).unwrap();
+    let cases: Vec<MmaCase> = String::from_utf8(out.stdout).unwrap().lines().map(|l| MmaCase::from_json_line(l).unwrap()).collect();
+    assert_eq!(cases.len(), 56);
+    cases.iter().for_each(|c| p.check(c).unwrap());
+    let rules = ["keep", "flush", "flush_positive"];
+    let mut outputs = vec![];
+    for ab in rules {
+        for c in rules {
+            let text = format!("base = \"cdna2:{path}\"\nname = \"t\"\n[inputs]\nsubnormals = \"{ab}\"\nc_subnormals = \"{c}\"\n");
+            let emu = Emulator::new(Model::from_toml("t", &text).unwrap());
+            let d: Vec<u64> = cases.iter().flat_map(|c| emu.run(c).unwrap()).collect();
+            outputs.push((format!("{ab}/{c}"), d));
+        }
+    }
+    for i in 0..outputs.len() {
+        for j in 0..i {
+            assert_ne!(outputs[i].1, outputs[j].1, "{} and {} agree on every designed tile", outputs[i].0, outputs[j].0);
+        }
+    }
+}

@@ -84,7 +84,8 @@ impl EngineModel {
         if ar.blocks.interleave != 0 && width != path.k {
             return refuse("interleaved blocks");
         }
-        let checks: [(bool, &str); 9] = [
+        let checks: [(bool, &str); 10] = [
+            (ar.inputs.subnormals == Subnormals::FlushPositive || ar.inputs.c_subnormals == Subnormals::FlushPositive, "operands flushed to +0"),
             (ar.products.round_to.is_some() || ar.products.inf_above.is_some(), "rounded products"),
             (ar.blocks.c != CPlacement::Fused, "C outside the fused blocks"),
             (ar.blocks.normalise != Normalise::End, "blocks normalised after every addition"),

@@ -69,8 +69,11 @@ impl Operand {
     pub(crate) fn decode(fmt: Format, bits: u64, subnormals: Subnormals) -> Operand {
         let d = fmt.decode(bits);
         let p = fmt.spec().precision;
-        if d.class == Class::Finite && subnormals == Subnormals::Flush && d.sig >> (p - 1) == 0 {
-            return Operand { class: Class::Zero, neg: d.neg, sig: 0, lsb: 0, field: 0 };
+        let tiny = d.class == Class::Finite && d.sig >> (p - 1) == 0;
+        match subnormals {
+            Subnormals::Flush if tiny => return Operand { class: Class::Zero, neg: d.neg, sig: 0, lsb: 0, field: 0 },
+            Subnormals::FlushPositive if tiny || d.class == Class::Zero => return Operand { class: Class::Zero, neg: false, sig: 0, lsb: 0, field: 0 },
+            _ => {}
         }
         let field = if d.class == Class::Finite { d.exp + p as i32 - 1 } else { 0 };
         // Subnormals: the field reads emin, which is exactly the hidden-bit position.
@@ -1240,12 +1243,12 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
             if ar.blocks.c != CPlacement::After {
                 case.c_fmt.to_f64_slice(&case.c, &mut c);
             }
-            if in_sub == Subnormals::Flush {
-                flush_subnormals(case.a_fmt, &mut a);
-                b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes));
+            if in_sub != Subnormals::Keep {
+                flush_subnormals(case.a_fmt, &mut a, in_sub);
+                b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes, in_sub));
             }
-            if ar.inputs.c_subnormals == Subnormals::Flush {
-                flush_subnormals(case.c_fmt, &mut c);
+            if ar.inputs.c_subnormals != Subnormals::Keep {
+                flush_subnormals(case.c_fmt, &mut c, ar.inputs.c_subnormals);
             }
             let (mut fa, mut fb) = (Vec::new(), Vec::new());
             if field_sum {
@@ -1345,11 +1348,12 @@ fn field_pow(v: f64, floor: f64) -> f64 {
 }
 
 /// Replace subnormal values by zeros of the same sign.
-fn flush_subnormals(f: Format, vals: &mut [f64]) {
+fn flush_subnormals(f: Format, vals: &mut [f64], how: Subnormals) {
     let min_normal = crate::format::pow2(f.emin());
     for v in vals.iter_mut() {
         if v.abs() < min_normal {
-            *v *= 0.0;
+            // Flush keeps the sign (of zeros too); FlushPositive makes every one +0.
+            *v = if how == Subnormals::FlushPositive { 0.0 } else { *v * 0.0 };
         }
     }
 }

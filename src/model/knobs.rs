@@ -20,6 +20,7 @@ pub fn knobs() -> Vec<Knob> {
     let ints = |v: &[i64]| v.iter().map(|&x| toml::Value::Integer(x)).collect::<Vec<_>>();
     let rounding = ["rne", "rz", "ru", "rd", "rna"];
     let subnormals = ["keep", "flush"];
+    let operand_subnormals = ["keep", "flush", "flush_positive"];
     vec![
         Knob { path: "blocks.width", values: ints(&[1, 2, 4, 8, 16, 32]) },
         Knob { path: "blocks.order", values: strs(&["forward", "reverse"]) },
@@ -38,8 +39,8 @@ pub fn knobs() -> Vec<Knob> {
         Knob { path: "accumulator.range", values: strs(&["format", "unbounded"]) },
         Knob { path: "output.rounding", values: strs(&rounding) },
         Knob { path: "output.subnormals", values: strs(&subnormals) },
-        Knob { path: "inputs.subnormals", values: strs(&subnormals) },
-        Knob { path: "inputs.c_subnormals", values: strs(&subnormals) },
+        Knob { path: "inputs.subnormals", values: strs(&operand_subnormals) },
+        Knob { path: "inputs.c_subnormals", values: strs(&operand_subnormals) },
         Knob { path: "specials.nan", values: strs(&["canonical", "all_ones", "propagate"]) },
         Knob { path: "specials.zero_sign", values: strs(&["ieee", "positive", "unsigned"]) },
     ]

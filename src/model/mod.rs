@@ -321,6 +321,9 @@ pub enum Subnormals {
     Keep,
     /// Replaced by a zero of the same sign.
     Flush,
+    /// Operands only: replaced by +0, and so is a zero of either sign (MMA-Sim's CDNA2 adder
+    /// flushes A, B and C with `where(|x| < 2^emin, +0, x)`, so -0 enters as +0).
+    FlushPositive,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -513,6 +516,9 @@ impl Arithmetic {
         }
         if !(-60..=60).contains(&self.align.extra_bits) {
             return Err(format!("align.extra_bits = {} is outside -60..=60", self.align.extra_bits));
+        }
+        if self.accumulator.subnormals == Subnormals::FlushPositive || self.output.subnormals == Subnormals::FlushPositive {
+            return Err("subnormals = \"flush_positive\" is for operands (inputs.subnormals, inputs.c_subnormals); the accumulator and the output keep or flush with the sign".into());
         }
         if self.align.carry_bits.is_some_and(|c| c > 32) {
             return Err("align.carry_bits must be at most 32".into());

@@ -49,7 +49,11 @@ pub const COLUMNS: &[&str] = &["subnormal inputs", "extra bits", "accumulation",
 /// What the model says for a column.
 fn value(a: &Arithmetic, column: &str) -> String {
     match column {
-        "subnormal inputs" => format!("{:?}", a.inputs.subnormals).to_lowercase(),
+        "subnormal inputs" => match a.inputs.subnormals {
+            Subnormals::Keep => "keep".into(),
+            Subnormals::Flush => "flush".into(),
+            Subnormals::FlushPositive => "flush to +0".into(),
+        },
         "extra bits" if a.align.mode == AlignMode::Exact => "exact".into(),
         "extra bits" => format!("{} ({:?})", a.align.extra_bits, a.align.exponent).to_lowercase(),
         "accumulation" if a.accumulator.format.is_some_and(|f| f.is_integer()) => {
