@@ -227,16 +227,23 @@ impl Emulator {
         Ok(true)
     }
 
-    /// D through the CPU's own FMA where the arithmetic is an IEEE FMA chain in f32 or f64
-    /// (see `fma_chain`), NaN results through the general path; `None` where it is not (or
-    /// when this emulator is the general path only).
+    /// D through the CPU's own IEEE arithmetic where the model is an FMA chain in f32 or f64
+    /// (see `fma_chain`) or a chain of separately added exact pairs in f32 (see `pair_sums`),
+    /// NaN results through the general path; `None` where it is neither (or when this emulator
+    /// is the general path only).
     fn fma_chain_tile(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
-        if self.general_only || case.scales.is_some() || case.d_fmt != case.c_fmt || !super::fma_chain::applies(ar, case, acc_fmt) {
+        if self.general_only || case.scales.is_some() || case.d_fmt != case.c_fmt {
             return Ok(None);
         }
-        let order: Vec<usize> = block_members(&ar.blocks, case.k).concat();
-        let fast = super::fma_chain::tile(ar, case, &order);
+        let blocks = block_members(&ar.blocks, case.k);
+        let fast = if super::fma_chain::applies(ar, case, acc_fmt) {
+            super::fma_chain::tile(ar, case, &blocks.concat())
+        } else if super::pair_sums::applies(ar, case, acc_fmt, &blocks) {
+            super::pair_sums::tile(case, &blocks)
+        } else {
+            return Ok(None);
+        };
         let mut general: Option<TileRun> = None;
         let mut d = Vec::with_capacity(fast.len());
         for (idx, x) in fast.into_iter().enumerate() {

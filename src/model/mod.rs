@@ -7,6 +7,7 @@
 
 mod emulator;
 mod fma_chain;
+mod pair_sums;
 mod integer;
 pub mod knobs;
 mod lanes;
