@@ -446,7 +446,9 @@ def main():
             for pr in todo:
                 row = merged.get((pr["arch"], pr["path"]["id"]), {})
                 pr["agreed"] = table.agreed_tiles(row)
-                pr["checks"] = len({h["seed"] for h in row.get("hunts") or [] if h.get("check")}) if pr["agreed"] else 0
+                # Check hunts take seeds from 200 up (discovery's rounds 101, 102, ...), also
+                # where a check replaced the row (a changed model: its hunt is not marked).
+                pr["checks"] = len({h["seed"] for h in row.get("hunts") or [] if h["seed"] >= 200}) if pr["agreed"] else 0
             todo = [pr for pr in todo if pr["agreed"] < args.top_up]
     elif not args.redo:
         todo = [pr for pr in todo if pr["measured"] or not os.path.exists(os.path.join(ROOT, "models", pr["dir"], pr["path"]["id"] + ".toml"))]

@@ -171,7 +171,7 @@ impl Emulator {
         if let Some(blocks) = self.integer_blocks(ar, case)? {
             return Ok(super::integer::tile(ar, &blocks, case));
         }
-        let mut d = match self.fma_chain_tile(ar, case)? {
+        let mut d = match self.cpu_ieee_tile(ar, case)? {
             Some(d) => d,
             None => {
                 let mut tile = TileRun::new(ar, case)?;
@@ -202,7 +202,7 @@ impl Emulator {
             let d = super::integer::tile(ar, &blocks, case);
             return Ok(d.into_iter().enumerate().all(|(idx, got)| !care(idx) || want.get(idx) == Some(&got)));
         }
-        if let Some(d) = self.fma_chain_tile(ar, case)?.map(|d| if ar.specials.zero_sign == ZeroSign::Unsigned { d.into_iter().map(|x| unsigned_zero(case.d_fmt, x)).collect() } else { d }) {
+        if let Some(d) = self.cpu_ieee_tile(ar, case)?.map(|d| if ar.specials.zero_sign == ZeroSign::Unsigned { d.into_iter().map(|x| unsigned_zero(case.d_fmt, x)).collect() } else { d }) {
             return Ok(d.into_iter().enumerate().all(|(idx, got)| !care(idx) || want.get(idx) == Some(&got)));
         }
         let unsigned = ar.specials.zero_sign == ZeroSign::Unsigned;
@@ -231,7 +231,7 @@ impl Emulator {
     /// (see `fma_chain`) or a chain of separately added exact pairs in f32 (see `pair_sums`),
     /// NaN results through the general path; `None` where it is neither (or when this emulator
     /// is the general path only).
-    fn fma_chain_tile(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
+    fn cpu_ieee_tile(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
         if self.general_only || case.scales.is_some() || case.d_fmt != case.c_fmt {
             return Ok(None);
@@ -1354,7 +1354,8 @@ fn field_pow(v: f64, floor: f64) -> f64 {
     f64::from_bits(v.abs().to_bits() & 0x7ff0_0000_0000_0000).max(floor)
 }
 
-/// Replace subnormal values by zeros of the same sign.
+/// Replace subnormal values by zeros: of the same sign (`Flush`), or +0 for them and for zeros of
+/// either sign (`FlushPositive`).
 fn flush_subnormals(f: Format, vals: &mut [f64], how: Subnormals) {
     let min_normal = crate::format::pow2(f.emin());
     for v in vals.iter_mut() {
