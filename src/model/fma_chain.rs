@@ -22,7 +22,19 @@ pub(super) fn applies(ar: &Arithmetic, case: &MmaCase, acc: Format) -> bool {
         && ar.blocks.interleave == 0
         && ar.blocks.normalise == Normalise::End
         && (ar.blocks.c == CPlacement::Fused || (ar.blocks.c == CPlacement::After && ar.blocks.separate_rounding == Rounding::Rne))
-        && ar.align.mode == AlignMode::Exact
+        && exact_ieee(ar)
+        && matches!(ar.accumulator.overflow, Overflow::Ieee | Overflow::Wrap)
+        && !case.c_fmt.is_integer()
+        && case.c_fmt == acc
+        && fits(case.a_fmt)
+        && fits(case.b_fmt)
+}
+
+/// Exact products and blocks, rounded to nearest in the accumulator's own range, every
+/// subnormal kept, IEEE zero signs (or D's zeros all +0): the arithmetic the CPU's IEEE
+/// operations compute, whatever the blocks (the CPU paths add their own block conditions).
+pub(super) fn exact_ieee(ar: &Arithmetic) -> bool {
+    ar.align.mode == AlignMode::Exact
         && ar.align.carry_bits.is_none()
         && ar.products.round_to.is_none()
         && ar.products.inf_above.is_none()
@@ -30,20 +42,29 @@ pub(super) fn applies(ar: &Arithmetic, case: &MmaCase, acc: Format) -> bool {
         && ar.accumulator.rounding == Rounding::Rne
         && ar.accumulator.range == AccRange::Format
         && ar.accumulator.subnormals == Subnormals::Keep
-        && matches!(ar.accumulator.overflow, Overflow::Ieee | Overflow::Wrap)
         && ar.inputs.subnormals == Subnormals::Keep
         && ar.inputs.c_subnormals == Subnormals::Keep
         && ar.output.subnormals == Subnormals::Keep
         && matches!(ar.specials.zero_sign, ZeroSign::Ieee | ZeroSign::Unsigned)
-        && !case.c_fmt.is_integer()
-        && case.c_fmt == acc
-        && fits(case.a_fmt)
-        && fits(case.b_fmt)
 }
 
 /// D for every element, row-major, with `None` where the result is a NaN (the general path's
 /// to settle). `order`: the k indices in the order the chain takes them.
 pub(super) fn tile(ar: &Arithmetic, case: &MmaCase, order: &[usize]) -> Vec<Option<u64>> {
+    let (m, n, k) = (case.m, case.n, case.k);
+    let (a, b, c) = values(case);
+    let after = ar.blocks.c == CPlacement::After;
+    let mut d = vec![None; m * n];
+    match case.c_fmt {
+        Format::F64 => chains_f64(&a, &b, &c, m, n, k, order, after, &mut d),
+        _ => chains_f32(&a, &b, &c, m, n, k, order, after, &mut d),
+    }
+    d
+}
+
+/// A, B (k×n, row-major) and C of a case as f64 values, exactly (every format the CPU paths
+/// take converts exactly).
+pub(super) fn values(case: &MmaCase) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (m, n, k) = (case.m, case.n, case.k);
     let mut a = vec![0f64; m * k];
     case.a_fmt.to_f64_slice(&case.a, &mut a);
@@ -55,13 +76,7 @@ pub(super) fn tile(ar: &Arithmetic, case: &MmaCase, order: &[usize]) -> Vec<Opti
     }
     let mut c = vec![0f64; m * n];
     case.c_fmt.to_f64_slice(&case.c, &mut c);
-    let after = ar.blocks.c == CPlacement::After;
-    let mut d = vec![None; m * n];
-    match case.c_fmt {
-        Format::F64 => chains_f64(&a, &b, &c, m, n, k, order, after, &mut d),
-        _ => chains_f32(&a, &b, &c, m, n, k, order, after, &mut d),
-    }
-    d
+    (a, b, c)
 }
 
 /// One chain per element, a row at a time (the n chains of a row are independent, so the

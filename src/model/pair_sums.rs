@@ -10,7 +10,7 @@
 //! NaN results leave, as in `fma_chain`: the model's NaN rule is not the CPU's, so the general
 //! path in `emulator.rs`, the specification, settles those elements.
 
-use super::{AccRange, AlignMode, Arithmetic, CPlacement, Normalise, Subnormals, ZeroSign};
+use super::{Arithmetic, CPlacement, Normalise};
 use crate::case::MmaCase;
 use crate::format::{Format, Overflow, Rounding};
 
@@ -26,21 +26,10 @@ pub(super) fn applies(ar: &Arithmetic, case: &MmaCase, acc: Format, blocks: &[Ve
         && ar.blocks.c == CPlacement::Separate
         && ar.blocks.separate_rounding == Rounding::Rne
         && ar.blocks.group == 0
-        && ar.align.mode == AlignMode::Exact
-        && ar.align.carry_bits.is_none()
-        && ar.products.round_to.is_none()
-        && ar.products.inf_above.is_none()
-        && ar.accumulator.precision.is_none()
-        && ar.accumulator.rounding == Rounding::Rne
-        && ar.accumulator.range == AccRange::Format
-        && ar.accumulator.subnormals == Subnormals::Keep
+        && super::fma_chain::exact_ieee(ar)
         && ar.accumulator.overflow == Overflow::Ieee
-        && ar.inputs.subnormals == Subnormals::Keep
-        && ar.inputs.c_subnormals == Subnormals::Keep
-        && ar.output.subnormals == Subnormals::Keep
         && ar.output.rounding == Rounding::Rne
         && ar.output.overflow == Overflow::Ieee
-        && matches!(ar.specials.zero_sign, ZeroSign::Ieee | ZeroSign::Unsigned)
         && c_fits
         && case.d_fmt == case.c_fmt
         && narrow(case.a_fmt)
@@ -51,16 +40,7 @@ pub(super) fn applies(ar: &Arithmetic, case: &MmaCase, acc: Format, blocks: &[Ve
 /// to settle). `blocks`: the k indices of each block, in the order the chain takes them.
 pub(super) fn tile(case: &MmaCase, blocks: &[Vec<usize>]) -> Vec<Option<u64>> {
     let (m, n, k) = (case.m, case.n, case.k);
-    let mut a = vec![0f64; m * k];
-    case.a_fmt.to_f64_slice(&case.a, &mut a);
-    let mut b = vec![0f64; k * n];
-    for (kk, row) in b.chunks_mut(n).enumerate() {
-        for (j, x) in row.iter_mut().enumerate() {
-            *x = case.b_fmt.to_f64(case.b_at(kk, j));
-        }
-    }
-    let mut c = vec![0f64; m * n];
-    case.c_fmt.to_f64_slice(&case.c, &mut c);
+    let (a, b, c) = super::fma_chain::values(case);
     let mut d = vec![None; m * n];
     let mut acc = vec![0f32; n];
     for i in 0..m {
@@ -107,13 +87,25 @@ fn pair_to_f32(x: f64, y: f64) -> f32 {
         return r;
     }
     // The f32 neighbours of s (an overflowed r is 2^128 as a neighbour).
-    let (lo, hi) = if (r as f64) < s { (r, r.next_up()) } else { (r.next_down(), r) };
+    let (lo, hi) = if (r as f64) < s { (r, next_up(r)) } else { (-next_up(-r), r) };
     let wide = |v: f32| if v.is_infinite() { 2f64.powi(128).copysign(v as f64) } else { v as f64 };
     if s - wide(lo) == wide(hi) - s {
         if err > 0.0 { hi } else { lo }
     } else {
         r
     }
+}
+
+/// The next f32 toward +infinity (`f32::next_up`, which needs Rust 1.86).
+fn next_up(v: f32) -> f32 {
+    if v.is_nan() || v == f32::INFINITY {
+        return v;
+    }
+    if v == 0.0 {
+        return f32::from_bits(1);
+    }
+    let bits = v.to_bits();
+    f32::from_bits(if v > 0.0 { bits + 1 } else { bits - 1 })
 }
 
 /// A non-NaN f32 value in D's format (f16, bf16 or f32), rounded to nearest even once
@@ -172,5 +164,13 @@ mod tests {
         // Subnormal f32 results: halfway between 0 and 2^-149, nudged either way.
         assert_eq!(pair_to_f32(2f64.powi(-150), 2f64.powi(-300)), 2f32.powi(-149));
         assert_eq!(pair_to_f32(2f64.powi(-150), -(2f64.powi(-300))), 0.0);
+        // And on the negative side.
+        assert_eq!(pair_to_f32(-(1.0 + 2f64.powi(-24)), -(2f64.powi(-80))), -(1.0 + 2f32.powi(-23)));
+        assert_eq!(pair_to_f32(-(2f64.powi(-150)), 2f64.powi(-300)), -0.0);
+        for v in [0.0f32, -0.0, 1.0, -1.0, f32::MAX, -f32::MAX, 2f32.powi(-149), -(2f32.powi(-149)), f32::INFINITY, f32::NEG_INFINITY] {
+            let up = next_up(v);
+            assert!(up > v || v == f32::INFINITY, "{v}");
+            assert!(f64::from(up) - f64::from(v) <= f64::from(v.abs()) * 2f64.powi(-23) + 2f64.powi(-149) || up.is_infinite(), "{v}");
+        }
     }
 }
