@@ -178,7 +178,7 @@ def main():
             f.write(json.dumps(res[key], sort_keys=True) + "\n")
     os.replace(args.keep + ".tmp", args.keep)
 
-    rows, summary = [], []
+    rows, summary, unmodelled = [], [], []
     for arch, d in ARCHS:
         files = sorted(glob.glob(os.path.join(ROOT, "models", d, "*.toml")))
         measured = [r for (a, _), r in res.items() if a == arch and r.get("measured")]
@@ -217,6 +217,7 @@ def main():
             h = min(r.get("hunts") or [{}], key=lambda x: x.get("divergent_elements") or 0)
             what = r["status"] if not h.get("tiles") else f"{r['status']}: {h['divergent_elements']:,} divergent elements in {h['tiles']:,} tiles"
             rows.append(f"| {arch} | `{r['path']}` ({r['mmasim']}) | none | {what} | | {findings_of(d, r['path'])} |")
+        unmodelled += [f"{arch} `{r['path']}`" for r in sorted(missing, key=lambda r: r["path"])]
         total_tiles = sum(agreed_tiles(res.get((arch, p), {})) for p in pids)
         differ = sum(1 for p in pids if res.get((arch, p), {}).get("status", "agrees") != "agrees")
         summary.append(f"| {arch} | {len(pids)} | {differ} | {len(measured)} | {len(missing)} | {total_tiles:,} |")
@@ -230,6 +231,11 @@ def main():
              f"Findings where MMA-Sim and the H100 disagree ({len(findings)}, `findings/mmasim/hopper/`): FP64 NaN payloads only "
              "(`findings/mmasim/README.md` says which side the H100 takes). Findings under `findings/mmasim/<arch>/` are what "
              "MMA-Sim computes that no model of the knob space does."]
+    if unmodelled:
+        table.append("")
+        table.append(f"Not modelled ({len(unmodelled)}): {', '.join(unmodelled)}; each has its minimised disagreements under "
+                     "`findings/mmasim/<arch>/<path>/`, and `findings/mmasim/README.md` says why no model of the knob space "
+                     "reproduces them.")
     text = "\n".join(table) + "\n"
     os.makedirs(os.path.join(ROOT, "report"), exist_ok=True)
     with open(os.path.join(ROOT, "report", "mmasim.md"), "w") as f:
