@@ -236,11 +236,11 @@ impl Emulator {
         if self.general_only || case.scales.is_some() || case.d_fmt != case.c_fmt {
             return Ok(None);
         }
-        let blocks = block_members(&ar.blocks, case.k);
+        // The blocks are laid out only for a tile one of the CPU paths takes.
         let fast = if super::fma_chain::applies(ar, case, acc_fmt) {
-            super::fma_chain::tile(ar, case, &blocks.concat())
-        } else if super::pair_sums::applies(ar, case, acc_fmt, &blocks) {
-            super::pair_sums::tile(case, &blocks)
+            super::fma_chain::tile(ar, case, &block_members(&ar.blocks, case.k).concat())
+        } else if super::pair_sums::applies(ar, case, acc_fmt) {
+            super::pair_sums::tile(case, &block_members(&ar.blocks, case.k))
         } else {
             return Ok(None);
         };

@@ -16,12 +16,13 @@ use crate::format::{Format, Overflow, Rounding};
 
 /// Whether this arithmetic on these formats is a chain of separately added pairs the CPU
 /// computes exactly.
-pub(super) fn applies(ar: &Arithmetic, case: &MmaCase, acc: Format, blocks: &[Vec<usize>]) -> bool {
+pub(super) fn applies(ar: &Arithmetic, case: &MmaCase, acc: Format) -> bool {
     // Products exact in f64 (at most 26 significant bits a factor, exponents far inside f64's).
     let narrow = |f: Format| !f.is_integer() && f.precision() <= 26;
     let c_fits = matches!(case.c_fmt, Format::F16 | Format::Bf16 | Format::F32);
     acc == Format::F32
-        && blocks.iter().all(|b| b.len() <= 2)
+        // Blocks of one or two products (width 0, the whole of K, goes to the general path).
+        && matches!(ar.blocks.width, 1 | 2)
         && ar.blocks.normalise == Normalise::End
         && ar.blocks.c == CPlacement::Separate
         && ar.blocks.separate_rounding == Rounding::Rne
