@@ -67,16 +67,33 @@ pub fn from_order_key(key: i64, f: Format) -> u64 {
 }
 
 /// The order key of the largest non-NaN pattern of `f` whose value is at most `r`, by binary
-/// search over the keys (no rounding code involved); a NaN `r` gives +0's key.
+/// search over the keys (no rounding code involved); a NaN `r` gives +0's key. For f32 and f64
+/// the search starts from the nearest pattern (a native conversion) and steps to the floor: the
+/// same key, found in one or two decodings instead of 32 or 64.
 fn floor_key(r: f64, f: Format) -> i64 {
     if r.is_nan() {
         return 0;
     }
     let inf = order_key(f.inf_bits(false), f);
+    let value = |k: i64| f.to_f64(from_order_key(k, f));
+    let near = match f {
+        Format::F64 => Some(order_key(r.to_bits(), f)),
+        Format::F32 => Some(order_key((r as f32).to_bits() as u64, f)),
+        _ => None,
+    };
+    if let Some(mut k) = near {
+        while k > -inf - 1 && value(k) > r {
+            k -= 1;
+        }
+        while k < inf && value(k + 1) <= r {
+            k += 1;
+        }
+        return k;
+    }
     let (mut lo, mut hi) = (-inf - 1, inf); // every non-NaN key; value(lo) = -inf <= r
     while lo < hi {
         let mid = ((lo as i128 + hi as i128 + 1) >> 1) as i64;
-        if f.to_f64(from_order_key(mid, f)) <= r {
+        if value(mid) <= r {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -93,55 +110,96 @@ fn floor_key(r: f64, f: Format) -> i64 {
 /// Deterministic on every IEEE machine (no library functions, only exact scalings by powers of
 /// two); only its closeness to D matters, not its accuracy.
 pub fn reference(c: &MmaCase, i: usize, j: usize, window: Window) -> f64 {
-    let Window { terms: window, sum, field } = window;
-    // A sparse row's terms are its kept values with the rows of B they select.
-    let picks = c.picks(i);
-    let terms_k = if picks.is_some() { c.k / 2 } else { c.k };
-    // A block-scaled tile's elements enter with their scales (NaN scales as NaN).
-    let scale = |s: Option<crate::format::Decoded>| match s {
-        None => 1.0,
-        Some(d) if d.class == crate::format::Class::Nan => f64::NAN,
-        Some(d) => d.sig as f64 * crate::format::pow2(d.exp.max(-1022)),
-    };
-    let operands = |kk: usize| match &picks {
-        None => (c.a_fmt.to_f64(c.a_at(i, kk)) * scale(c.scale_of_a(i, kk)), c.b_fmt.to_f64(c.b_at(kk, j)) * scale(c.scale_of_b(kk, j))),
-        Some(p) => (c.a_fmt.to_f64(c.a[i * terms_k + kk]), c.b_fmt.to_f64(c.b_at(p[kk], j))),
-    };
-    let cv = c.c_fmt.to_f64(c.c_at(i, j));
-    // b1 `.xor.popc` pairs contribute a XOR b, not a·b.
-    let xor = c.xor_pairs();
-    let terms = || {
-        std::iter::once(cv).chain((0..terms_k).map(move |kk| {
-            let (a, b) = operands(kk);
-            if xor { ((a as i64) ^ (b as i64)) as f64 } else { a * b }
-        }))
-    };
-    let live = |t: f64| t.is_finite() && t != 0.0;
-    let quantum = window.and_then(|w| {
-        let e = if field {
-            let at = |x: f64, f: Format| exponent(x).max(f.emin());
-            let products = (0..terms_k).map(operands).filter(|&(a, b)| live(a) && live(b));
-            products.map(|(a, b)| at(a, c.a_fmt) + at(b, c.b_fmt)).chain(live(cv).then(|| at(cv, c.c_fmt))).max()?
-        } else {
-            terms().filter(|&t| live(t)).map(exponent).max()?
+    Terms::new(c).reference(i, j, window)
+}
+
+/// A tile's terms as [`reference`] reads them, decoded once for all its elements: A and B as
+/// f64 (a block-scaled tile's elements with their scales; a sparse tile's kept A values and its
+/// rows' picks of B), C, and whether pairs are XORed.
+struct Terms<'c> {
+    c: &'c MmaCase,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    picks: Option<Vec<Vec<usize>>>,
+    terms_k: usize,
+    xor: bool,
+}
+
+impl<'c> Terms<'c> {
+    fn new(c: &'c MmaCase) -> Self {
+        // A block-scaled tile's elements enter with their scales (NaN scales as NaN).
+        let scale = |s: Option<crate::format::Decoded>| match s {
+            None => 1.0,
+            Some(d) if d.class == crate::format::Class::Nan => f64::NAN,
+            Some(d) => d.sig as f64 * crate::format::pow2(d.exp.max(-1022)),
         };
-        // Quanta below f64's normal range would make the scaling inexact: no cut then.
-        (-1022..=1023).contains(&(e - w)).then(|| crate::format::pow2(e - w))
-    });
-    let mut acc = 0.0;
-    for (no, t) in terms().enumerate() {
-        let t = match quantum {
-            Some(q) if t.is_finite() => (t / q).trunc() * q,
-            _ => t,
+        let picks = c.meta.as_ref().map(|_| (0..c.m).map(|i| c.picks(i).expect("a sparse case")).collect::<Vec<_>>());
+        let terms_k = if picks.is_some() { c.k / 2 } else { c.k };
+        // A sparse row's terms are its kept values with the rows of B they select (no scales).
+        let a = match &picks {
+            None => (0..c.m * c.k).map(|x| c.a_fmt.to_f64(c.a_at(x / c.k, x % c.k)) * scale(c.scale_of_a(x / c.k, x % c.k))).collect(),
+            Some(_) => c.a.iter().map(|&x| c.a_fmt.to_f64(x)).collect(),
         };
-        acc = if no == 0 { t } else { acc + t };
+        let b = match &picks {
+            None => (0..c.k * c.n).map(|x| c.b_fmt.to_f64(c.b_at(x / c.n, x % c.n)) * scale(c.scale_of_b(x / c.n, x % c.n))).collect(),
+            Some(_) => c.b.iter().map(|&x| c.b_fmt.to_f64(x)).collect(),
+        };
+        // b1 `.xor.popc` pairs contribute a XOR b, not a·b.
+        Terms { c, a, b, picks, terms_k, xor: c.xor_pairs() }
     }
-    match sum {
-        Some(p) if acc.is_finite() && acc != 0.0 => {
-            let q = crate::format::pow2((exponent(acc) - p + 1).max(-1022));
-            (acc / q).trunc() * q
+
+    fn reference(&self, i: usize, j: usize, window: Window) -> f64 {
+        let Window { terms: window, sum, field } = window;
+        let (c, terms_k, n) = (self.c, self.terms_k, self.c.n);
+        let operands = |kk: usize| match &self.picks {
+            None => (self.a[i * terms_k + kk], self.b[kk * n + j]),
+            Some(p) => (self.a[i * terms_k + kk], self.b[p[i][kk] * n + j]),
+        };
+        let cv = c.c_fmt.to_f64(c.c_at(i, j));
+        let xor = self.xor;
+        let terms = || {
+            std::iter::once(cv).chain((0..terms_k).map(move |kk| {
+                let (a, b) = operands(kk);
+                if xor { ((a as i64) ^ (b as i64)) as f64 } else { a * b }
+            }))
+        };
+        let live = |t: f64| t.is_finite() && t != 0.0;
+        let quantum = window.and_then(|w| {
+            let e = if field {
+                let at = |x: f64, f: Format| exponent(x).max(f.emin());
+                let products = (0..terms_k).map(operands).filter(|&(a, b)| live(a) && live(b));
+                products.map(|(a, b)| at(a, c.a_fmt) + at(b, c.b_fmt)).chain(live(cv).then(|| at(cv, c.c_fmt))).max()?
+            } else {
+                terms().filter(|&t| live(t)).map(exponent).max()?
+            };
+            // Quanta below f64's normal range would make the scaling inexact: no cut then.
+            (-1022..=1023).contains(&(e - w)).then(|| crate::format::pow2(e - w))
+        });
+        let mut acc = 0.0;
+        for (no, t) in terms().enumerate() {
+            let t = match quantum {
+                Some(q) if t.is_finite() => trunc(t / q) * q,
+                _ => t,
+            };
+            acc = if no == 0 { t } else { acc + t };
         }
-        _ => acc,
+        match sum {
+            Some(p) if acc.is_finite() && acc != 0.0 => {
+                let q = crate::format::pow2((exponent(acc) - p + 1).max(-1022));
+                trunc(acc / q) * q
+            }
+            _ => acc,
+        }
+    }
+}
+
+/// `x.trunc()` without a library call (the portable build has no SSE4.1 rounding instruction):
+/// below 2^52 in magnitude through i64, at or above it (and NaN, infinities) x is already whole.
+fn trunc(x: f64) -> f64 {
+    if x.abs() < 4_503_599_627_370_496.0 {
+        ((x as i64) as f64).copysign(x)
+    } else {
+        x
     }
 }
 
@@ -214,14 +272,18 @@ pub fn bits_at_step(reference: f64, step: i64, f: Format, windowed: bool) -> u64
 
 /// D as steps from the reference under `window` (None: plain, as lines without `"d_ref"`).
 pub fn d_to_steps(c: &MmaCase, d: &[u64], window: Option<Window>) -> Vec<i64> {
-    let w = window.unwrap_or_default();
-    (0..c.m * c.n).map(|e| step_from(d[e], reference(c, e / c.n, e % c.n, w), c.d_fmt, window.is_some())).collect()
+    steps_under(&Terms::new(c), d, window)
+}
+
+fn steps_under(terms: &Terms, d: &[u64], window: Option<Window>) -> Vec<i64> {
+    let (c, w) = (terms.c, window.unwrap_or_default());
+    (0..c.m * c.n).map(|e| step_from(d[e], terms.reference(e / c.n, e % c.n, w), c.d_fmt, window.is_some())).collect()
 }
 
 /// The inverse of [`d_to_steps`].
 pub fn steps_to_d(c: &MmaCase, steps: &[i64], window: Option<Window>) -> Vec<u64> {
-    let w = window.unwrap_or_default();
-    steps.iter().enumerate().map(|(e, &s)| bits_at_step(reference(c, e / c.n, e % c.n, w), s, c.d_fmt, window.is_some())).collect()
+    let (w, terms) = (window.unwrap_or_default(), Terms::new(c));
+    steps.iter().enumerate().map(|(e, &s)| bits_at_step(terms.reference(e / c.n, e % c.n, w), s, c.d_fmt, window.is_some())).collect()
 }
 
 /// About how many bits the steps take written out: what the encoder minimises.
@@ -243,7 +305,8 @@ const FINALISTS: usize = 3;
 /// D as steps under the window that makes them smallest, and that window (for tiles over
 /// [`SAMPLE`] elements: the smallest of the [`FINALISTS`] cheapest on the sample, or none).
 pub fn best_steps(c: &MmaCase, d: &[u64]) -> (Option<Window>, Vec<i64>) {
-    let plain = d_to_steps(c, d, None);
+    let terms = Terms::new(c);
+    let plain = steps_under(&terms, d, None);
     if cost(&plain) == 0 {
         return (None, plain);
     }
@@ -252,7 +315,7 @@ pub fn best_steps(c: &MmaCase, d: &[u64]) -> (Option<Window>, Vec<i64>) {
         // Every window on every element; the first cheapest wins (zero cannot be beaten).
         let mut best = (None, plain);
         for w in windows() {
-            let steps = d_to_steps(c, d, Some(w));
+            let steps = steps_under(&terms, d, Some(w));
             if cost(&steps) < cost(&best.1) {
                 let done = cost(&steps) == 0;
                 best = (Some(w), steps);
@@ -264,10 +327,10 @@ pub fn best_steps(c: &MmaCase, d: &[u64]) -> (Option<Window>, Vec<i64>) {
         return best;
     }
     let picks: Vec<usize> = (0..SAMPLE).map(|s| s * all / SAMPLE).collect();
-    let sample_cost = |w: Window| -> u64 { picks.iter().map(|&e| step_bits(step_from(d[e], reference(c, e / c.n, e % c.n, w), c.d_fmt, true))).sum() };
+    let sample_cost = |w: Window| -> u64 { picks.iter().map(|&e| step_bits(step_from(d[e], terms.reference(e / c.n, e % c.n, w), c.d_fmt, true))).sum() };
     let mut ranked: Vec<(u64, usize, Window)> = windows().enumerate().map(|(i, w)| (sample_cost(w), i, w)).collect();
     ranked.sort_unstable_by_key(|&(k, i, _)| (k, i));
-    ranked.into_iter().take(FINALISTS).map(|(_, _, w)| (Some(w), d_to_steps(c, d, Some(w)))).fold((None, plain), |best, next| if cost(&next.1) < cost(&best.1) { next } else { best })
+    ranked.into_iter().take(FINALISTS).map(|(_, _, w)| (Some(w), steps_under(&terms, d, Some(w)))).fold((None, plain), |best, next| if cost(&next.1) < cost(&best.1) { next } else { best })
 }
 
 /// Whether the case is exactly what [`gen::case_at`] makes for its recorded seed, or what the
@@ -432,6 +495,20 @@ mod tests {
         for x in [0u64, 1 << 63, u64::MAX, 0x7ff8_0000_0000_0000, 0x8000_0000_0000_0001] {
             assert_eq!(from_order_key(order_key(x, Format::F64), Format::F64), x);
         }
+    }
+
+    /// The codec's own truncation is the library's, sign of zero included, at and around 2^52
+    /// and on random non-NaN doubles of every magnitude.
+    #[test]
+    fn trunc_is_the_library_trunc() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let edges = [0.0, -0.0, 0.5, -0.5, 1.0, -1.999, 4_503_599_627_370_495.5, 4_503_599_627_370_496.0, -4_503_599_627_370_497.0, 9.3e18, -9.3e18, 1e300, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE];
+        // (NaN never reaches it: the codec truncates finite values only.)
+        let random = (0..100_000).map(|_| f64::from_bits(rng.gen::<u64>())).filter(|x| !x.is_nan());
+        for x in edges.into_iter().chain(random) {
+            assert_eq!(trunc(x).to_bits(), x.trunc().to_bits(), "{x:e}");
+        }
+        assert!(trunc(f64::NAN).is_nan());
     }
 
     /// The floor search agrees with f32's own ordering: the result is at most r and the next

@@ -38,8 +38,15 @@ impl Gemm {
     /// corpus agrees: its 22 bias GEMMs with n = 1 logged the β = 1 GEMM's kernel, and 56 of its
     /// 74 with m = 1 another one (the epilogue's).
     pub fn as_torch_linear(self) -> Gemm {
+        let (n, k) = (self.n, self.k);
+        self.as_torch_linear_in(n, k)
+    }
+
+    /// [`Gemm::as_torch_linear`] for some rows and columns of a GEMM with n columns and depth k
+    /// (the bias holds this part's columns).
+    pub fn as_torch_linear_in(self, n: usize, k: usize) -> Gemm {
         match self.bias {
-            Some(bias) if !linear_takes_epilogue(self.n, self.k) => Gemm { c: Some(bias_as_c(self.m, &bias)), bias: None, ..self },
+            Some(bias) if !linear_takes_epilogue(n, k) => Gemm { c: Some(bias_as_c(self.m, &bias)), bias: None, ..self },
             _ => self,
         }
     }
@@ -86,18 +93,26 @@ impl<'a> LibraryEmulator<'a> {
 
     /// The configuration the library runs for this GEMM's shape, from the learned table.
     pub fn config(&self, g: &Gemm) -> Result<&'a KernelConfig, GemmError> {
-        if g.bias.is_some() {
-            return Err(GemmError::UnlearnedBias { m: g.m, n: g.n, k: g.k });
+        self.config_for((g.m, g.n, g.k), g.c.is_some(), g.bias.is_some())
+    }
+
+    /// The table's configuration for an m×n×k GEMM, with C where `beta` (none is learned with a
+    /// bias).
+    pub fn config_for(&self, (m, n, k): (usize, usize, usize), beta: bool, bias: bool) -> Result<&'a KernelConfig, GemmError> {
+        if bias {
+            return Err(GemmError::UnlearnedBias { m, n, k });
         }
-        let beta = g.c.is_some();
-        self.model
-            .table
-            .get(g.m, g.n, g.k, beta)
-            .ok_or(GemmError::Unlearned { m: g.m, n: g.n, k: g.k, beta: beta as u8 })
+        self.model.table.get(m, n, k, beta).ok_or(GemmError::Unlearned { m, n, k, beta: beta as u8 })
     }
 
     pub fn plan(&self, g: &Gemm, config: &KernelConfig) -> Result<Plan, GemmError> {
-        Ok(self.model.rules.plan_with(g.m, g.n, g.k, config, g.bias.is_some())?)
+        self.plan_for((g.m, g.n, g.k), config, g.bias.is_some())
+    }
+
+    /// The schedule of an m×n×k GEMM under `config` (its elements' plan whatever part of the
+    /// operands a [`Gemm`] holds).
+    pub fn plan_for(&self, (m, n, k): (usize, usize, usize), config: &KernelConfig, bias: bool) -> Result<Plan, GemmError> {
+        Ok(self.model.rules.plan_with(m, n, k, config, bias)?)
     }
 
     /// Check the operands' sizes against the shape.

@@ -108,50 +108,54 @@ impl GemmRecord {
 
     /// The GEMM's operands, regenerated from the seed in the model's formats.
     pub fn operands(&self, model: &LibraryModel) -> Gemm {
-        self.operands_for(model, &(0..self.m * self.n).collect::<Vec<_>>())
+        self.operands_for(model, &(0..self.m * self.n).collect::<Vec<_>>()).g
     }
 
-    /// The operands as far as the elements at `idx` (row-major) need them: their rows of A and
-    /// C, their columns of B; every other entry is left zero (a record samples few elements of
-    /// a large GEMM).
-    pub fn operands_for(&self, model: &LibraryModel, idx: &[usize]) -> Gemm {
+    /// The operands as far as the elements at `idx` (row-major) need them: their rows of A,
+    /// their columns of B, their elements of C (the bias's columns), as a GEMM of those rows
+    /// and columns only (a record samples few elements of a large GEMM); the whole GEMM where
+    /// `idx` is every element.
+    fn operands_for(&self, model: &LibraryModel, idx: &[usize]) -> Sampled {
         let r = &model.rules;
-        let (m, n, k) = (self.m, self.n, self.k);
+        let (n, k) = (self.n, self.k);
         let mut rows: Vec<usize> = idx.iter().map(|&e| e / n).collect();
         let mut cols: Vec<usize> = idx.iter().map(|&e| e % n).collect();
         rows.sort_unstable();
         rows.dedup();
         cols.sort_unstable();
         cols.dedup();
+        let (sm, sn) = (rows.len(), cols.len());
         let (fa, fb, fc) = (r.inputs, r.b_inputs(), r.output);
         let special = self.values.as_deref() == Some("special");
         let plant = |operand, line, len| if special { libgen::line_plant(self.seed, operand, line as u64, len) } else { libgen::LinePlant::None };
         let c_element = |e: usize| if special { libgen::c_element_special(fc, self.seed, e as u64) } else { libgen::element(fc, self.seed, Operand::C, e as u64) };
-        let mut a = vec![0; m * k];
-        for &i in &rows {
+        let mut a = vec![0; sm * k];
+        for (ri, &i) in rows.iter().enumerate() {
             let p = plant(Operand::A, i, k);
             for kk in 0..k {
-                a[i * k + kk] = libgen::planted(fa, p, kk, libgen::element(fa, self.seed, Operand::A, (i * k + kk) as u64));
+                a[ri * k + kk] = libgen::planted(fa, p, kk, libgen::element(fa, self.seed, Operand::A, (i * k + kk) as u64));
             }
         }
         let bt = self.layout.as_deref() == Some("bt");
-        let mut b = vec![0; k * n];
-        for &j in &cols {
+        let mut b = vec![0; k * sn];
+        for (cj, &j) in cols.iter().enumerate() {
             let p = plant(Operand::B, j, k);
             for kk in 0..k {
                 let at = if bt { j * k + kk } else { kk * n + j };
-                b[kk * n + j] = libgen::planted(fb, p, kk, libgen::element(fb, self.seed, Operand::B, at as u64));
+                b[kk * sn + cj] = libgen::planted(fb, p, kk, libgen::element(fb, self.seed, Operand::B, at as u64));
             }
         }
-        let c = (self.beta == 1).then(|| {
-            let mut c = vec![0; m * n];
+        let mut sampled = Sampled { g: Gemm { m: sm, n: sn, k, a, b, c: None, bias: None }, rows, cols };
+        sampled.g.c = (self.beta == 1).then(|| {
+            let mut c = vec![0; sm * sn];
             for &e in idx {
-                c[e] = c_element(e);
+                let (ri, cj) = sampled.at(e, n);
+                c[ri * sn + cj] = c_element(e);
             }
             c
         });
-        let bias = (self.bias == 1).then(|| (0..n).map(c_element).collect());
-        Gemm { m, n, k, a, b, c, bias }
+        sampled.g.bias = (self.bias == 1).then(|| sampled.cols.iter().map(|&j| c_element(j)).collect());
+        sampled
     }
 
     fn indices(&self) -> Vec<usize> {
@@ -163,16 +167,29 @@ impl GemmRecord {
 
     /// Elements (row-major index, recorded bits), regenerating the operands for `d_steps`.
     pub fn elements(&self, model: &LibraryModel) -> Result<Vec<(usize, u64)>, RecordError> {
-        self.elements_with(model, &self.operands_for(model, &self.indices()))
+        let s = self.operands_for(model, &self.indices());
+        self.elements_at(model, &s.g, |e| s.at(e, self.n))
     }
 
-    /// [`GemmRecord::elements`] with the operands already regenerated (at least the recorded
-    /// elements' rows and columns).
+    /// [`GemmRecord::elements`] with the whole GEMM's operands already regenerated
+    /// ([`GemmRecord::operands`]).
     pub fn elements_with(&self, model: &LibraryModel, g: &Gemm) -> Result<Vec<(usize, u64)>, RecordError> {
+        self.elements_at(model, g, |e| (e / g.n, e % g.n))
+    }
+
+    /// [`GemmRecord::elements`] from operands `g` in which element e sits at `at(e)`.
+    fn elements_at(&self, model: &LibraryModel, g: &Gemm, at: impl Fn(usize) -> (usize, usize)) -> Result<Vec<(usize, u64)>, RecordError> {
         let f = model.rules.output;
         let idx = self.indices();
         if let Some(steps) = &self.d_steps {
-            return Ok(idx.into_iter().zip(steps).map(|(e, &s)| (e, codec::bits_at_step(reference(g, model, e / g.n, e % g.n), s, f, false))).collect());
+            return Ok(idx
+                .into_iter()
+                .zip(steps)
+                .map(|(e, &s)| {
+                    let (i, j) = at(e);
+                    (e, codec::bits_at_step(reference(g, model, i, j), s, f, false))
+                })
+                .collect());
         }
         idx.into_iter()
             .zip(&self.d)
@@ -206,12 +223,18 @@ impl GemmRecord {
     /// The compact corpus form: at most `max_elements` of the recorded elements (evenly
     /// spread), D as steps from the reference. Exact: `elements` gives the same bits back.
     pub fn compact(&self, model: &LibraryModel, max_elements: usize) -> Result<GemmRecord, RecordError> {
-        let g = self.operands_for(model, &self.indices());
-        let all = self.elements_with(model, &g)?;
+        let s = self.operands_for(model, &self.indices());
+        let all = self.elements_at(model, &s.g, |e| s.at(e, self.n))?;
         let stride = all.len().div_ceil(max_elements.max(1)).max(1);
         let kept: Vec<(usize, u64)> = all.into_iter().step_by(stride).collect();
         let f = model.rules.output;
-        let steps = kept.iter().map(|&(e, bits)| codec::step_from(bits, reference(&g, model, e / g.n, e % g.n), f, false)).collect();
+        let steps = kept
+            .iter()
+            .map(|&(e, bits)| {
+                let (i, j) = s.at(e, self.n);
+                codec::step_from(bits, reference(&s.g, model, i, j), f, false)
+            })
+            .collect();
         let mut out = self.clone();
         out.idx = if kept.len() == self.m * self.n { None } else { Some(kept.iter().map(|&(e, _)| e as u64).collect()) };
         out.d = vec![];
@@ -240,6 +263,22 @@ impl GemmRecord {
     }
 }
 
+/// A record's operands as far as its elements need them ([`GemmRecord::operands_for`]): `g`
+/// holds the listed rows of A and C and columns of B (and the bias) only.
+struct Sampled {
+    g: Gemm,
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+}
+
+impl Sampled {
+    /// Where element e (row-major in the recorded GEMM of n columns) sits in `g`.
+    fn at(&self, e: usize, n: usize) -> (usize, usize) {
+        let find = |v: &[usize], x: usize| v.binary_search(&x).expect("an element the operands were made for");
+        (find(&self.rows, e / n), find(&self.cols, e % n))
+    }
+}
+
 /// How one record replays under a model.
 #[derive(Clone, Debug)]
 pub struct Replayed {
@@ -259,17 +298,21 @@ pub struct Replayed {
 /// has one (the table's otherwise), and compare bit for bit.
 pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, RecordError> {
     let out = model.rules.output;
-    let g = record.operands_for(model, &record.indices()).as_torch_linear();
-    let want = record.elements_with(model, &g)?;
+    let shape = (record.m, record.n, record.k);
+    // The sampled elements' rows and columns only; the schedule is the whole GEMM's.
+    let mut s = record.operands_for(model, &record.indices());
+    s.g = s.g.as_torch_linear_in(record.n, record.k);
+    let g = &s.g;
+    let want = record.elements_at(model, g, |e| s.at(e, record.n))?;
     let emu = LibraryEmulator::new(model);
     let config = match record.kernel_config()? {
         Some(c) => c,
-        None => match emu.config(&g) {
+        None => match emu.config_for(shape, g.c.is_some(), g.bias.is_some()) {
             Ok(c) => c.clone(),
             Err(e) => return Ok(Replayed { elements: want.len(), matched: 0, config: None, skipped: Some(e.to_string()), first_miss: None, misses: vec![] }),
         },
     };
-    let plan = match emu.plan(&g, &config) {
+    let plan = match emu.plan_for(shape, &config, g.bias.is_some()) {
         Ok(p) => p,
         Err(e) => return Ok(Replayed { elements: want.len(), matched: 0, config: Some(config), skipped: Some(e.to_string()), first_miss: None, misses: vec![] }),
     };
@@ -277,9 +320,14 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
     // Whole D recorded: emulate it as tiles (the lane kernel's eight columns at a time);
     // sampled elements: one by one.
     let got: Vec<u64> = if record.idx.is_none() {
-        emu.run(&g, &plan, &|_| ())?
+        emu.run(g, &plan, &|_| ())?
     } else {
-        want.par_iter().map(|&(i, _)| emu.element(&g, &plan, i / g.n, i % g.n)).collect::<Result<_, _>>()?
+        want.par_iter()
+            .map(|&(e, _)| {
+                let (i, j) = s.at(e, record.n);
+                emu.element(g, &plan, i, j)
+            })
+            .collect::<Result<_, _>>()?
     };
     let mut matched = 0;
     let mut first_miss = None;
@@ -290,10 +338,10 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
             continue;
         }
         if first_miss.is_none() {
-            first_miss = Some((i / g.n, i % g.n, hex(w, out), hex(e, out)));
+            first_miss = Some((i / record.n, i % record.n, hex(w, out), hex(e, out)));
         }
         if misses.len() < 256 {
-            misses.push((i / g.n, i % g.n));
+            misses.push((i / record.n, i % record.n));
         }
     }
     Ok(Replayed { elements: want.len(), matched, config: Some(config), skipped: None, first_miss, misses })
