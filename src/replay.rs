@@ -98,6 +98,16 @@ pub fn replay_file_side(file: &Path, side: &crate::hunt::side::Side, batch: usiz
     Ok(tally(&cases, results, &side.name(), bad_lines, any_nan))
 }
 
+/// Who computed a corpus tile's recorded D: "GPU", or "oracle" where its provenance names one
+/// (a simulator's answers recorded with `--oracle-label`).
+fn recorded_by(case: &MmaCase) -> &'static str {
+    if case.extra.get("provenance").and_then(|p| p.get("oracle")).is_some() {
+        "oracle"
+    } else {
+        "GPU"
+    }
+}
+
 /// Count what `results` (one per recorded case) reproduce of the recorded D.
 fn tally(cases: &[(MmaCase, Vec<u64>)], results: Vec<Result<Vec<u64>, String>>, name: &str, bad_lines: Vec<String>, any_nan: bool) -> ReplayStats {
     let mut s = ReplayStats { bad_lines, ..Default::default() };
@@ -113,7 +123,7 @@ fn tally(cases: &[(MmaCase, Vec<u64>)], results: Vec<Result<Vec<u64>, String>>, 
                 let first = (same < d.len()).then(|| {
                     let i = (0..d.len()).find(|&i| !equal(got.get(i), d.get(i))).expect("a difference");
                     let tile = case.extra.get("seed").map(|s| format!("tile {s} ")).unwrap_or_default();
-                    format!("{tile}element {i} (row {}, col {}): GPU {:x}, {name} {:x}", i / case.n, i % case.n, d[i], got.get(i).copied().unwrap_or_default())
+                    format!("{tile}element {i} (row {}, col {}): {} {:x}, {name} {:x}", i / case.n, i % case.n, recorded_by(case), d[i], got.get(i).copied().unwrap_or_default())
                 });
                 (same, first)
             }
@@ -144,7 +154,12 @@ mod tests {
         let got = || vec![Ok(vec![0x7fc0_0000, 0x3f80_0000])];
         let strict = tally(&cases, got(), "x", vec![], false);
         assert_eq!((strict.elements_matching, strict.tiles_matching), (1, 0));
-        assert!(strict.first_mismatches[0].contains("element 0"), "{:?}", strict.first_mismatches);
+        assert!(strict.first_mismatches[0].contains("element 0") && strict.first_mismatches[0].contains("GPU 7fffffff"), "{:?}", strict.first_mismatches);
+        // A simulator's recorded answers are named as the oracle's, not the GPU's.
+        let mut by_oracle = cases.clone();
+        by_oracle[0].0.extra.insert("provenance".into(), serde_json::json!({"oracle": "MMA-Sim 2.1.1"}));
+        let s = tally(&by_oracle, got(), "x", vec![], false);
+        assert!(s.first_mismatches[0].contains("oracle 7fffffff"), "{:?}", s.first_mismatches);
         let loose = tally(&cases, got(), "x", vec![], true);
         assert_eq!((loose.elements_matching, loose.tiles_matching), (2, 1));
         // A NaN against a number is never equal.

@@ -4,7 +4,7 @@
 
 use super::paths::{Module, PathSpec};
 use crate::case::MmaCase;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DevicePtrMut, DeviceRepr, DriverError, LaunchConfig, PushKernelArg, ValidAsZeroBits};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -133,12 +133,13 @@ impl Gpu {
     /// the returned number of possibly unwritten elements (a real result can equal the poison, so
     /// callers run twice with different poisons, see [`Gpu::run_checked`]).
     pub fn run_once(&self, path: &PathSpec, cases: &[MmaCase], poison: u64) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError> {
-        self.run_poisoned(path, cases, &[poison])
+        let run = self.run_poisoned(path, cases, &[poison])?;
+        Ok((run.results, run.unwritten))
     }
 
-    /// [`Gpu::run_once`] for every poison in one launch: the batch laid out once per poison,
-    /// results and possibly unwritten elements in that order (poison after poison).
-    fn run_poisoned(&self, path: &PathSpec, cases: &[MmaCase], poisons: &[u64]) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError> {
+    /// The batch run once per poison (its inputs laid out and uploaded once): the first run's
+    /// D, the elements every run left equal to its poison, the tiles whose runs differ.
+    fn run_poisoned(&self, path: &PathSpec, cases: &[MmaCase], poisons: &[u64]) -> Result<Poisoned, GpuError> {
         if !self.supports(path) {
             let (major, minor) = self.info.compute_capability;
             return Err(GpuError::Unsupported { path: path.id.into(), need_major: path.min_cc.0, need_minor: path.min_cc.1, major, minor });
@@ -149,13 +150,8 @@ impl Gpu {
             return Err(e);
         }
         if path.module == Module::Cublas {
-            let mut out = (vec![], vec![]);
-            for &poison in poisons {
-                let (r, p) = self.run_cublas(path, cases, poison)?;
-                out.0.extend(r);
-                out.1.extend(p);
-            }
-            return Ok(out);
+            let runs = poisons.iter().map(|&poison| self.run_cublas(path, cases, poison)).collect::<Result<Vec<_>, _>>()?;
+            return Ok(Poisoned::of(runs));
         }
         let f = self.kernel(path)?;
         let m = path.module;
@@ -172,49 +168,77 @@ impl Gpu {
         }
     }
 
-    fn launch<TA, TC>(&self, f: &CudaFunction, module: Module, cases: &[MmaCase], poisons: &[u64]) -> Result<(Vec<Vec<u64>>, Vec<bool>), GpuError>
+    fn launch<TA, TC>(&self, f: &CudaFunction, module: Module, cases: &[MmaCase], poisons: &[u64]) -> Result<Poisoned, GpuError>
     where
         TA: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64> + Send + Sync,
         TC: DeviceRepr + ValidAsZeroBits + Copy + TryFrom<u64> + Into<u64> + Send + Sync,
     {
         let narrow_a = |x: u64| TA::try_from(x).unwrap_or_else(|_| unreachable!("validated widths"));
         let narrow_c = |x: u64| TC::try_from(x).unwrap_or_else(|_| unreachable!("validated widths"));
-        // The batch laid out once (in parallel on large batches), then repeated per poison.
-        let a: Vec<TA> = pack(cases, |c| &c.a, narrow_a).repeat(poisons.len());
-        let b: Vec<TA> = pack(cases, |c| &c.b, narrow_a).repeat(poisons.len());
-        let c: Vec<TC> = pack(cases, |c| &c.c, narrow_c).repeat(poisons.len());
-        let poisoned: Vec<TC> = poisons.iter().map(|&p| narrow_c(p & cases[0].c_fmt.mask())).collect();
-        let per_run = c.len() / poisons.len();
-        let d_init: Vec<TC> = poisoned.iter().flat_map(|&p| std::iter::repeat_n(p, per_run)).collect();
+        // The batch laid out once (in parallel on large batches) and uploaded once; every
+        // poison's run reads the same inputs.
+        let a: Vec<TA> = pack(cases, |c| &c.a, narrow_a);
+        let b: Vec<TA> = pack(cases, |c| &c.b, narrow_a);
+        let c: Vec<TC> = pack(cases, |c| &c.c, narrow_c);
         // Sparse paths: the metadata, one index (0..=3) per kept A value, packed in the kernel.
-        let meta: Vec<u8> = poisons.iter().flat_map(|_| cases).flat_map(|c| c.meta.iter().flatten().copied()).collect();
-        let d = self.launch_flat_init(f, module, (&a, &meta), &b, &c, d_init, cases.len() * poisons.len())?;
+        let meta: Vec<u8> = cases.iter().flat_map(|c| c.meta.iter().flatten().copied()).collect();
+        let inputs = self.upload((&a, &meta), &b, &c)?;
+        let poisons: Vec<TC> = poisons.iter().map(|&p| narrow_c(p & cases[0].c_fmt.mask())).collect();
+        let runs = poisons.iter().map(|&p| self.run_inputs(f, module, &inputs, Poison::Fill(p), cases.len())).collect::<Result<Vec<_>, _>>()?;
         let per = cases[0].m * cases[0].n;
-        let unpack = |t: &[TC]| -> Vec<u64> { t.iter().map(|&x| x.into()).collect() };
-        let unwritten = |(i, &x): (usize, &TC)| x.into() == poisoned[i / per_run].into();
+        let first = &runs[0];
+        let unwritten = |e: usize| runs.iter().zip(&poisons).all(|(d, &p)| d[e].into() == p.into());
+        let differs = |t: usize| runs[1..].iter().any(|d| d[t * per..(t + 1) * per].iter().zip(&first[t * per..(t + 1) * per]).any(|(&x, &y)| Into::<u64>::into(x) != y.into()));
+        let tile = |t: usize| -> Vec<u64> { first[t * per..(t + 1) * per].iter().map(|&x| x.into()).collect() };
         if cases.len() < PARALLEL_FROM {
-            return Ok((d.chunks(per).map(unpack).collect(), d.iter().enumerate().map(unwritten).collect()));
+            return Ok(Poisoned { results: (0..cases.len()).map(tile).collect(), unwritten: (0..first.len()).map(unwritten).collect(), differing_tiles: (0..cases.len()).filter(|&t| differs(t)).count() });
         }
-        Ok((d.par_chunks(per).map(unpack).collect(), d.par_iter().enumerate().map(unwritten).collect()))
+        Ok(Poisoned {
+            results: (0..cases.len()).into_par_iter().map(tile).collect(),
+            unwritten: (0..first.len()).into_par_iter().map(unwritten).collect(),
+            differing_tiles: (0..cases.len()).into_par_iter().filter(|&t| differs(t)).count(),
+        })
     }
 
     /// One launch over flat arrays of `ntiles` tiles (A, B, C concatenated tile after tile);
     /// D comes back the same way, poisoned beforehand with `poison`.
     #[allow(clippy::too_many_arguments)]
     pub fn launch_flat<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, module: Module, a: &[TA], b: &[TA], c: &[TC], poison: TC, ntiles: usize) -> Result<Vec<TC>, GpuError> {
-        self.launch_flat_init(f, module, (a, &[]), b, c, vec![poison; c.len()], ntiles)
+        let inputs = self.upload((a, &[]), b, c)?;
+        self.run_inputs(f, module, &inputs, Poison::Upload(&vec![poison; c.len()]), ntiles)
     }
 
-    /// [`Gpu::launch_flat`] with D's initial contents given element by element, and a sparse
-    /// path's metadata after A (empty for dense paths; sparse kernels take it as a last argument).
-    #[allow(clippy::too_many_arguments)]
-    fn launch_flat_init<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, module: Module, (a, meta): (&[TA], &[u8]), b: &[TA], c: &[TC], d_host: Vec<TC>, ntiles: usize) -> Result<Vec<TC>, GpuError> {
+    /// A batch's inputs on the GPU: A (and a sparse path's metadata after it: empty for dense
+    /// paths), B, C.
+    fn upload<TA: DeviceRepr, TC: DeviceRepr>(&self, (a, meta): (&[TA], &[u8]), b: &[TA], c: &[TC]) -> Result<Inputs<TA, TC>, GpuError> {
         let s = &self.stream;
-        let a_dev = s.clone_htod(a).map_err(cuda("copying A to the GPU"))?;
-        let meta_dev = if meta.is_empty() { None } else { Some(s.clone_htod(meta).map_err(cuda("copying the metadata to the GPU"))?) };
-        let b_dev = s.clone_htod(b).map_err(cuda("copying B to the GPU"))?;
-        let c_dev = s.clone_htod(c).map_err(cuda("copying C to the GPU"))?;
-        let mut d_dev = s.clone_htod(&d_host).map_err(cuda("poisoning D on the GPU"))?;
+        Ok(Inputs {
+            a: s.clone_htod(a).map_err(cuda("copying A to the GPU"))?,
+            meta: if meta.is_empty() { None } else { Some(s.clone_htod(meta).map_err(cuda("copying the metadata to the GPU"))?) },
+            b: s.clone_htod(b).map_err(cuda("copying B to the GPU"))?,
+            c: s.clone_htod(c).map_err(cuda("copying C to the GPU"))?,
+        })
+    }
+
+    /// One launch over uploaded inputs of `ntiles` tiles: D poisoned first (filled on the GPU
+    /// where every byte of the poison is the same, else uploaded), run, read back.
+    fn run_inputs<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, module: Module, inputs: &Inputs<TA, TC>, poison: Poison<TC>, ntiles: usize) -> Result<Vec<TC>, GpuError> {
+        let s = &self.stream;
+        let len = inputs.c.len();
+        let mut d_dev = match poison {
+            Poison::Fill(p) if poison_byte(p).is_some() => {
+                // SAFETY: every byte of the allocation is written by the memset before any read.
+                let mut d = unsafe { s.alloc::<TC>(len) }.map_err(cuda("allocating D on the GPU"))?;
+                {
+                    let (ptr, _record) = d.device_ptr_mut(s);
+                    // SAFETY: `ptr` addresses `len` elements of TC, the bytes set here.
+                    unsafe { cudarc::driver::result::memset_d8_async(ptr, poison_byte(p).unwrap_or_default(), len * std::mem::size_of::<TC>(), s.cu_stream()) }.map_err(cuda("poisoning D on the GPU"))?;
+                }
+                d
+            }
+            Poison::Fill(p) => s.clone_htod(&vec![p; len]).map_err(cuda("poisoning D on the GPU"))?,
+            Poison::Upload(d) => s.clone_htod(d).map_err(cuda("poisoning D on the GPU"))?,
+        };
         let (blocks, threads) = match module {
             Module::MmaSync => ((ntiles as u32).div_ceil(WARPS_PER_BLOCK), 32 * WARPS_PER_BLOCK),
             Module::Wgmma | Module::Cublas | Module::Simulated => (ntiles as u32, 128),
@@ -222,9 +246,9 @@ impl Gpu {
         let ntiles = ntiles as i64;
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
         let mut launch = s.launch_builder(f);
-        launch.arg(&a_dev).arg(&b_dev).arg(&c_dev).arg(&mut d_dev).arg(&ntiles);
-        if let Some(meta_dev) = &meta_dev {
-            launch.arg(meta_dev);
+        launch.arg(&inputs.a).arg(&inputs.b).arg(&inputs.c).arg(&mut d_dev).arg(&ntiles);
+        if let Some(meta) = &inputs.meta {
+            launch.arg(meta);
         }
         // SAFETY: the kernel reads m·k (sparse: m·k/2 values and as many indices), k·n and m·n
         // elements per tile and writes m·n, all within
@@ -279,15 +303,14 @@ impl Gpu {
         if cases.is_empty() {
             return Ok(CheckedRun { results: vec![], nondeterministic: 0 });
         }
-        // Both runs in one launch: the batch twice, D poisoned one way, then the other.
-        let (mut r1, mut p1) = self.run_poisoned(path, cases, &[0xAAAA_AAAA_AAAA_AAAA, 0x5555_5555_5555_5555])?;
-        let (r2, p2) = (r1.split_off(cases.len()), p1.split_off(p1.len() / 2));
-        let unwritten = p1.par_iter().zip(&p2).filter(|(a, b)| **a && **b).count();
+        // The inputs uploaded once, run twice: D poisoned one way, then the other (each poison
+        // one byte repeated, so filled on the GPU).
+        let run = self.run_poisoned(path, cases, &[0xAAAA_AAAA_AAAA_AAAA, 0x5555_5555_5555_5555])?;
+        let unwritten = run.unwritten.par_iter().filter(|&&u| u).count();
         if unwritten > 0 {
             return Err(GpuError::Unwritten(unwritten));
         }
-        let nondeterministic = r1.par_iter().zip(&r2).filter(|(a, b)| a != b).count();
-        Ok(CheckedRun { results: r1, nondeterministic })
+        Ok(CheckedRun { results: run.results, nondeterministic: run.differing_tiles })
     }
 }
 
@@ -328,6 +351,50 @@ const PARALLEL_FROM: usize = 1024;
 
 /// One operand of every case, narrowed to the kernel's element type, tile after tile. Tiles of
 /// one path all have the same size (the path checked them); large batches fill in parallel.
+/// A batch run once per poison ([`Gpu::run_poisoned`]): the first run's D per tile, the
+/// elements every run left equal to its poison (possibly unwritten), and the number of tiles
+/// whose D differs between runs.
+struct Poisoned {
+    results: Vec<Vec<u64>>,
+    unwritten: Vec<bool>,
+    differing_tiles: usize,
+}
+
+impl Poisoned {
+    /// From each poison's (D per tile, elements equal to the poison).
+    fn of(mut runs: Vec<(Vec<Vec<u64>>, Vec<bool>)>) -> Poisoned {
+        let (results, mut unwritten) = runs.remove(0);
+        for (_, u) in &runs {
+            unwritten.iter_mut().zip(u).for_each(|(x, &y)| *x &= y);
+        }
+        let differing_tiles = (0..results.len()).filter(|&t| runs.iter().any(|(r, _)| r[t] != results[t])).count();
+        Poisoned { results, unwritten, differing_tiles }
+    }
+}
+
+/// A batch's inputs uploaded to the GPU ([`Gpu::upload`]).
+struct Inputs<TA: DeviceRepr, TC: DeviceRepr> {
+    a: cudarc::driver::CudaSlice<TA>,
+    meta: Option<cudarc::driver::CudaSlice<u8>>,
+    b: cudarc::driver::CudaSlice<TA>,
+    c: cudarc::driver::CudaSlice<TC>,
+}
+
+/// What D holds before a launch: one value everywhere, or given element by element.
+enum Poison<'a, TC> {
+    Fill(TC),
+    Upload(&'a [TC]),
+}
+
+/// The byte a poison repeats, if it is one byte repeated over TC's width.
+fn poison_byte<TC: DeviceRepr + Copy>(p: TC) -> Option<u8> {
+    let size = std::mem::size_of::<TC>();
+    // SAFETY: reads the `size` bytes of a plain value (the DeviceRepr element types are
+    // integers without padding).
+    let bytes = unsafe { std::slice::from_raw_parts(&p as *const TC as *const u8, size) };
+    bytes.iter().all(|&x| x == bytes[0]).then_some(bytes[0])
+}
+
 fn pack<T: Copy + Send + Sync>(cases: &[MmaCase], of: impl Fn(&MmaCase) -> &Vec<u64> + Sync, narrow: impl Fn(u64) -> T + Sync) -> Vec<T> {
     let per = of(&cases[0]).len();
     if cases.len() < PARALLEL_FROM || cases.iter().any(|c| of(c).len() != per) {

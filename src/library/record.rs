@@ -316,18 +316,12 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
         Ok(p) => p,
         Err(e) => return Ok(Replayed { elements: want.len(), matched: 0, config: Some(config), skipped: Some(e.to_string()), first_miss: None, misses: vec![] }),
     };
-    use rayon::prelude::*;
     // Whole D recorded: emulate it as tiles (the lane kernel's eight columns at a time);
-    // sampled elements: one by one.
+    // sampled elements: row by row.
     let got: Vec<u64> = if record.idx.is_none() {
         emu.run(g, &plan, &|_| ())?
     } else {
-        want.par_iter()
-            .map(|&(e, _)| {
-                let (i, j) = s.at(e, record.n);
-                emu.element(g, &plan, i, j)
-            })
-            .collect::<Result<_, _>>()?
+        sampled_elements(&emu, g, &plan, &want.iter().map(|&(e, _)| s.at(e, record.n)).collect::<Vec<_>>())?
     };
     let mut matched = 0;
     let mut first_miss = None;
@@ -345,6 +339,36 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
         }
     }
     Ok(Replayed { elements: want.len(), matched, config: Some(config), skipped: None, first_miss, misses })
+}
+
+/// D at the elements `at` (row, column) of `g`, in that order. The elements of one row run as
+/// one block over the span of their columns (the lane kernel takes eight columns at once, so a
+/// row's sampled elements cost about what one does) where the span is not much wider than
+/// their number; others one by one.
+fn sampled_elements(emu: &LibraryEmulator, g: &Gemm, plan: &super::schedule::Plan, at: &[(usize, usize)]) -> Result<Vec<u64>, GemmError> {
+    use rayon::prelude::*;
+    let mut rows: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for (pos, &(i, _)) in at.iter().enumerate() {
+        rows.entry(i).or_default().push(pos);
+    }
+    let rows: Vec<(usize, Vec<usize>)> = rows.into_iter().collect();
+    let done: Vec<Vec<(usize, u64)>> = rows
+        .par_iter()
+        .map(|(i, members)| {
+            let (lo, hi) = members.iter().fold((usize::MAX, 0), |(lo, hi), &p| (lo.min(at[p].1), hi.max(at[p].1)));
+            if hi - lo < 2 * members.len() + 8 {
+                let d = emu.block(g, plan, *i..i + 1, lo..hi + 1)?;
+                Ok(members.iter().map(|&p| (p, d[at[p].1 - lo])).collect())
+            } else {
+                members.iter().map(|&p| Ok((p, emu.element(g, plan, *i, at[p].1)?))).collect()
+            }
+        })
+        .collect::<Result<_, GemmError>>()?;
+    let mut out = vec![0; at.len()];
+    for (p, d) in done.into_iter().flatten() {
+        out[p] = d;
+    }
+    Ok(out)
 }
 
 /// The shape class of a GEMM, as the README's validation table groups them (first that fits).
