@@ -184,7 +184,20 @@ impl Gpu {
         let meta: Vec<u8> = cases.iter().flat_map(|c| c.meta.iter().flatten().copied()).collect();
         let inputs = self.upload((&a, &meta), &b, &c)?;
         let poisons: Vec<TC> = poisons.iter().map(|&p| narrow_c(p & cases[0].c_fmt.mask())).collect();
-        let runs = poisons.iter().map(|&p| self.run_inputs(f, module, &inputs, Poison::Fill(p), cases.len())).collect::<Result<Vec<_>, _>>()?;
+        let run = |p: TC| {
+            // A poison of one byte repeated (the checked runs' two) is set on the GPU.
+            let v: u64 = p.into();
+            let byte = v as u8;
+            let filled;
+            let poison = if (0..std::mem::size_of::<TC>()).all(|i| (v >> (8 * i)) as u8 == byte) {
+                Poison::Bytes(byte)
+            } else {
+                filled = vec![p; c.len()];
+                Poison::Upload(&filled)
+            };
+            self.run_inputs(f, module, &inputs, poison, cases.len())
+        };
+        let runs = poisons.iter().map(|&p| run(p)).collect::<Result<Vec<_>, _>>()?;
         let per = cases[0].m * cases[0].n;
         let first = &runs[0];
         let unwritten = |e: usize| runs.iter().zip(&poisons).all(|(d, &p)| d[e].into() == p.into());
@@ -220,23 +233,21 @@ impl Gpu {
         })
     }
 
-    /// One launch over uploaded inputs of `ntiles` tiles: D poisoned first (filled on the GPU
-    /// where every byte of the poison is the same, else uploaded), run, read back.
+    /// One launch over uploaded inputs of `ntiles` tiles: D poisoned first, run, read back.
     fn run_inputs<TA: DeviceRepr, TC: DeviceRepr + Copy>(&self, f: &CudaFunction, module: Module, inputs: &Inputs<TA, TC>, poison: Poison<TC>, ntiles: usize) -> Result<Vec<TC>, GpuError> {
         let s = &self.stream;
         let len = inputs.c.len();
         let mut d_dev = match poison {
-            Poison::Fill(p) if poison_byte(p).is_some() => {
+            Poison::Bytes(byte) => {
                 // SAFETY: every byte of the allocation is written by the memset before any read.
                 let mut d = unsafe { s.alloc::<TC>(len) }.map_err(cuda("allocating D on the GPU"))?;
                 {
                     let (ptr, _record) = d.device_ptr_mut(s);
                     // SAFETY: `ptr` addresses `len` elements of TC, the bytes set here.
-                    unsafe { cudarc::driver::result::memset_d8_async(ptr, poison_byte(p).unwrap_or_default(), len * std::mem::size_of::<TC>(), s.cu_stream()) }.map_err(cuda("poisoning D on the GPU"))?;
+                    unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, len * std::mem::size_of::<TC>(), s.cu_stream()) }.map_err(cuda("poisoning D on the GPU"))?;
                 }
                 d
             }
-            Poison::Fill(p) => s.clone_htod(&vec![p; len]).map_err(cuda("poisoning D on the GPU"))?,
             Poison::Upload(d) => s.clone_htod(d).map_err(cuda("poisoning D on the GPU"))?,
         };
         let (blocks, threads) = match module {
@@ -380,19 +391,11 @@ struct Inputs<TA: DeviceRepr, TC: DeviceRepr> {
     c: cudarc::driver::CudaSlice<TC>,
 }
 
-/// What D holds before a launch: one value everywhere, or given element by element.
+/// What D holds before a launch: one byte repeated (set on the GPU), or given element by
+/// element (uploaded).
 enum Poison<'a, TC> {
-    Fill(TC),
+    Bytes(u8),
     Upload(&'a [TC]),
-}
-
-/// The byte a poison repeats, if it is one byte repeated over TC's width.
-fn poison_byte<TC: DeviceRepr + Copy>(p: TC) -> Option<u8> {
-    let size = std::mem::size_of::<TC>();
-    // SAFETY: reads the `size` bytes of a plain value (the DeviceRepr element types are
-    // integers without padding).
-    let bytes = unsafe { std::slice::from_raw_parts(&p as *const TC as *const u8, size) };
-    bytes.iter().all(|&x| x == bytes[0]).then_some(bytes[0])
 }
 
 fn pack<T: Copy + Send + Sync>(cases: &[MmaCase], of: impl Fn(&MmaCase) -> &Vec<u64> + Sync, narrow: impl Fn(u64) -> T + Sync) -> Vec<T> {
