@@ -141,7 +141,8 @@ fn gpu_commands_without_a_gpu_fail_with_one_clear_line() {
     }
     let record = vec!["record", "--path", "wgmma.m64n256k16.f32.f16.f16", "--count", "2", "--seed", "3", "--corpus", "target/no-gpu-corpus"];
     let engine = vec!["hunt", "--engine", "gpu", "--tiles", "10", "--findings", "target/no-gpu-findings"];
-    for args in [vec!["devices"], vec!["gpu-check"], vec!["run", "--path", "mma.m16n8k16.f32.f16.f16.f32"], record, engine, vec!["engine-check", "--tiles", "10"]] {
+    let gpu_tiles = vec!["hunt", "--engine", "gpu-tiles", "--path", "mma.m16n8k16.f32.bf16.bf16.f32", "--tiles", "10", "--findings", "target/no-gpu-findings"];
+    for args in [vec!["devices"], vec!["gpu-check"], vec!["run", "--path", "mma.m16n8k16.f32.f16.f16.f32"], record, engine, gpu_tiles, vec!["engine-check", "--tiles", "10"]] {
         let out = mmafuzz(&args, GOOD);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let e = String::from_utf8_lossy(&out.stderr);

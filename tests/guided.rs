@@ -27,7 +27,7 @@ fn hunt(path: &str, plant: &str, guided: bool, max_tiles: u64, dir: &std::path::
         stop_at_first: true,
         guided: guided.then(|| dir.join("population")),
         shard: Default::default(),
-        gpu_engine: false,
+        engine: Default::default(),
     };
     let mut h = Hunt::new(cfg, &a, &b, false).unwrap();
     h.run(&AtomicBool::new(false), |_| {}).unwrap();

@@ -212,7 +212,7 @@ fn add_from_fuzz(artifact: &Path, path: Option<&str>, model: Option<&str>, findi
     let file = mmafuzz::store::jsonl_file(corpus, &p.id);
     mmafuzz::store::append_lines_atomically(&file, &lines).with_context(|| format!("cannot write {}", file.display()))?;
     println!("recorded {} tiles of {} from {} into {}", lines.len(), p.id, gpus[0].info.name, file.display());
-    let cfg = HuntConfig { path: p, seed: 0, batch: tiles.len(), max_tiles: None, max_time: None, per_class: 4, max_rounds: 200, exact_every: u64::MAX, features_every: 1, findings: findings.to_path_buf(), stop_at_first: false, guided: None, shard: Default::default(), gpu_engine: false };
+    let cfg = HuntConfig { path: p, seed: 0, batch: tiles.len(), max_tiles: None, max_time: None, per_class: 4, max_rounds: 200, exact_every: u64::MAX, features_every: 1, findings: findings.to_path_buf(), stop_at_first: false, guided: None, shard: Default::default(), engine: Default::default() };
     let mut hunt = Hunt::new(cfg, &a, &b, false)?;
     let divergent = hunt.record_divergences(&tiles, &da, &db)?;
     println!("{divergent} divergent elements; findings: {} new, {} merged, in {}", hunt.state.findings_new, hunt.state.findings_merged, findings.join(p.id).display());

@@ -5,7 +5,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mmafuzz::exec::gpu::device_count;
 use mmafuzz::exec::Gpu;
-use mmafuzz::hunt::{Hunt, HuntConfig, HuntState, Side};
+use mmafuzz::hunt::{Engine, Hunt, HuntConfig, HuntState, Side};
 use mmafuzz::{Model, Rounding};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -92,7 +92,11 @@ pub struct HuntArgs {
     /// minimised on the CPU. The GPU engine runs the m16n8k16 f16/bf16 paths under models of
     /// fused blocks with truncating, flooring or sticky windows (the sm90 models and their
     /// one-knob variants) against the first GPU; it tells you when a model is outside that.
-    #[arg(long, default_value = "cpu", value_parser = ["cpu", "gpu"])]
+    /// `gpu-tiles`: the GPU engine's generator and the instruction on the GPU, every tile and its
+    /// D brought back, and the model (any model) emulated on every core against them while the
+    /// GPU makes the next launch; the CPU neither generates nor packs tiles. Same paths and same
+    /// tiles as `gpu`.
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "gpu", "gpu-tiles"])]
     engine: String,
 }
 
@@ -144,11 +148,17 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(args.time.is_some() || args.tiles.is_some(), "say how long to hunt: --time (e.g. 10m) or --tiles N");
     let model = args.model.clone().unwrap_or_else(|| format!("sm90:{}", path.id));
     let b = Side::model(Model::load(&model)?);
-    let gpu_engine = args.engine == "gpu";
-    anyhow::ensure!(!gpu_engine || matches!(args.against.as_deref(), None | Some("gpu")), "--engine gpu hunts against the GPU: leave --against out or say --against gpu");
+    let engine_kind = match args.engine.as_str() {
+        "gpu" => Engine::Gpu,
+        "gpu-tiles" => Engine::GpuTiles,
+        _ => Engine::Cpu,
+    };
+    let gpu_engine = engine_kind != Engine::Cpu;
+    let name = &args.engine;
+    anyhow::ensure!(!gpu_engine || matches!(args.against.as_deref(), None | Some("gpu")), "--engine {name} hunts against the GPU: leave --against out or say --against gpu");
     let a = if gpu_engine { open_gpus(&args.devices, path)? } else { side_a(args.against.as_deref(), &args.devices, path)? };
     let gpu = matches!(a, Side::Gpu { .. });
-    anyhow::ensure!(!(gpu_engine && args.guided), "--engine gpu makes its own tiles; a guided hunt's come from its population (use --engine cpu)");
+    anyhow::ensure!(!(gpu_engine && args.guided), "--engine {name} makes its own tiles; a guided hunt's come from its population (use --engine cpu)");
     anyhow::ensure!(args.shard.is_whole() || !args.guided, "--shard splits the tile indices of an unguided hunt; a guided hunt's tiles come from its population");
     let population = args.guided.then(|| args.population.clone().unwrap_or_else(|| PathBuf::from("fuzz/corpus").join(mmafuzz::fuzzing::codec::target_name(path))));
     let cfg = HuntConfig {
@@ -156,7 +166,9 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         // Guided batches are smaller: the population learns between batches.
         batch: args.batch.unwrap_or(match (gpu, args.guided) {
-            _ if gpu_engine => 1 << 22,
+            _ if engine_kind == Engine::Gpu => 1 << 22,
+            // Every tile comes back (1.75 KB each): 128 Ki tiles a launch, two in flight.
+            _ if engine_kind == Engine::GpuTiles => 1 << 17,
             (true, false) => 1 << 14,
             (true, true) => 1 << 12,
             (false, false) => 1 << 10,
@@ -172,7 +184,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         stop_at_first: args.stop_at_first,
         guided: population,
         shard: args.shard,
-        gpu_engine,
+        engine: engine_kind,
     };
     let mut hunt = Hunt::new(cfg, &a, &b, args.resume)?;
     for p in &hunt.problems {
@@ -202,14 +214,16 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let (tiles0, interactive) = (hunt.state.tiles, std::io::stderr().is_terminal());
     let mut last_line = Instant::now();
-    let engine = match (&a, gpu_engine) {
-        (Side::Gpu { gpus, .. }, true) => {
-            let model = match &b {
-                Side::Model(e) => e.model(),
-                _ => unreachable!("side B is a model"),
-            };
-            Some(mmafuzz::engine::GpuEngine::new(&gpus[0], path, model).map_err(anyhow::Error::msg)?)
-        }
+    let model = match &b {
+        Side::Model(e) => e.model(),
+        _ => unreachable!("side B is a model"),
+    };
+    let engine = match (&a, engine_kind) {
+        (Side::Gpu { gpus, .. }, Engine::Gpu) => Some(mmafuzz::engine::GpuEngine::new(&gpus[0], path, model).map_err(anyhow::Error::msg)?),
+        _ => None,
+    };
+    let gpu_tiles = match (&a, engine_kind) {
+        (Side::Gpu { gpus, .. }, Engine::GpuTiles) => Some(mmafuzz::engine::tiles::GpuTiles::new(&gpus[0], path).map_err(anyhow::Error::msg)?),
         _ => None,
     };
     let progress = |s: &HuntState| {
@@ -235,9 +249,10 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         }
         bar.set_message(msg);
     };
-    match &engine {
-        Some(e) => hunt.run_engine(e, &stop, progress)?,
-        None => hunt.run(&stop, progress)?,
+    match (&engine, &gpu_tiles) {
+        (Some(e), _) => hunt.run_engine(e, &stop, progress)?,
+        (None, Some(t)) => hunt.run_gpu_tiles(t, &stop, progress)?,
+        (None, None) => hunt.run(&stop, progress)?,
     }
     bar.finish_and_clear();
     print_summary(&hunt, path, started.elapsed().as_secs_f64(), hunt.state.tiles - tiles0, &args.findings);
@@ -309,8 +324,10 @@ fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: 
         println!("where the time went: {phases}");
     }
     println!("divergent: {} tiles, {} elements", s.divergent_tiles, s.divergent_elements);
-    if s.engine.is_some() {
-        println!("GPU engine: tiles made, run, modelled and compared on the GPU; {} disagreements with the CPU's re-run of both sides", s.engine_disagreements);
+    match s.engine.as_deref() {
+        Some("gpu-tiles") => println!("GPU-made tiles: made and run on the GPU, modelled on the CPU; {} disagreements with the CPU's re-run of both sides", s.engine_disagreements),
+        Some(_) => println!("GPU engine: tiles made, run, modelled and compared on the GPU; {} disagreements with the CPU's re-run of both sides", s.engine_disagreements),
+        None => {}
     }
     if !s.classes.is_empty() {
         println!("classes of {} divergent elements (at most 4096 per batch, spread evenly):", s.classified);
@@ -335,7 +352,7 @@ fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: 
     for ex in &s.monotonic_examples {
         println!("  {ex}");
     }
-    print_features(s, if hunt.cfg.gpu_engine { 0 } else { hunt.cfg.features_every });
+    print_features(s, if hunt.cfg.engine != Engine::Cpu { 0 } else { hunt.cfg.features_every });
     println!(
         "findings: {} new, {} merged into existing files, in {}",
         s.findings_new,

@@ -7,6 +7,7 @@
 pub mod gen;
 pub mod model;
 pub mod record;
+pub mod tiles;
 
 use crate::case::MmaCase;
 use crate::exec::gpu::{Gpu, GpuError};

@@ -7,7 +7,7 @@
 
 use super::{Hunt, HuntError, HuntState};
 use crate::case::MmaCase;
-use crate::engine::{gen, GpuEngine};
+use crate::engine::{gen, GpuEngine, LaunchResult};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -33,47 +33,66 @@ impl Hunt<'_> {
                 break;
             }
             let first = self.state.next_tile;
+            let t = Instant::now();
             let found = engine.hunt(seed, first, n, (shard.index, shard.count), LISTED_PER_LAUNCH).map_err(|e| HuntError::Side(e.into()))?;
-            self.state.next_tile += n;
-            // The flagged tiles and an even sample of the launch, regenerated on the CPU.
-            let every = (n / SAMPLED_PER_LAUNCH.min(n.div_ceil(self.cfg.exact_every.max(1)))).max(1);
-            let sampled: Vec<u64> = (0..n).step_by(every as usize).map(|i| shard.global(first + i)).collect();
-            let make = |ids: &[u64]| -> Vec<MmaCase> { ids.par_iter().map(|&g| gen::tile(path, seed, g)).collect() };
-            let (flagged, sample) = (make(&found.tiles), make(&sampled));
-            let both: Vec<MmaCase> = flagged.iter().chain(&sample).cloned().collect();
-            let (da, db) = rayon::join(|| self.a.execute(&both), || self.b.execute(&both));
-            let (mut da, mut db) = (da?, db?);
-            let (sa, sb) = (da.split_off(flagged.len()), db.split_off(flagged.len()));
-            // Divergences among the flagged tiles, as every hunt counts and minimises them.
-            let (tiles0, elements0) = (self.state.divergent_tiles, self.state.divergent_elements);
-            self.compare_batch(&flagged, &da, &db, stop, &mut progress)?;
-            let (cpu_tiles, cpu_elements) = (self.state.divergent_tiles - tiles0, self.state.divergent_elements - elements0);
-            // Tiles flagged but not listed are counted from the GPU's counters; a listed tile the
-            // CPU finds equal on both sides (or a sampled tile it finds divergent that the GPU
-            // did not flag) is a disagreement between the engine and the CPU.
-            let listed = found.tiles.len() as u64;
-            self.state.divergent_tiles += found.divergent_tiles - listed;
-            self.state.divergent_elements += found.divergent_elements.saturating_sub(cpu_elements);
-            self.state.engine_disagreements += listed - cpu_tiles;
-            let flagged_set: std::collections::HashSet<u64> = found.tiles.iter().copied().collect();
-            self.state.engine_disagreements += sampled.iter().zip(sa.iter().zip(&sb)).filter(|(g, (x, y))| x != y && !flagged_set.contains(g) && listed == found.divergent_tiles).count() as u64;
-            if let (Some(g), None) = (found.first, self.state.first_divergence) {
-                self.state.first_divergence = Some(g);
-            }
-            self.observe_features(arithmetic.as_ref(), &sample, &sb, 0, 1)?;
-            self.check_exact_tiles(&sample, &sa, &sb, &sampled)?;
-            self.state.tiles += n;
-            self.state.dot_products += n * (path.m * path.n) as u64;
+            let launch_s = t.elapsed().as_secs_f64();
+            (self.phases.sides, self.phases.side_a) = (self.phases.sides + launch_s, self.phases.side_a + launch_s);
+            let diverged = found.divergent_tiles > 0;
+            self.settle_launch(first, n, found, arithmetic.as_ref(), stop, &mut progress)?;
             self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
-            self.state.note_features();
-            self.state.never_reached = self.state.features.never_reached();
             self.save()?;
             progress(&self.state);
-            if found.divergent_tiles > 0 && self.cfg.stop_at_first {
+            if diverged && self.cfg.stop_at_first {
                 break;
             }
         }
         self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
         self.save()
+    }
+
+    /// What every engine does after a launch of `n` tiles from `first` whose divergent tiles
+    /// `found` lists: the flagged tiles and an even sample of the launch are regenerated on the
+    /// CPU and run on both sides again; the flagged ones are counted, classified and minimised as
+    /// every hunt does, the sample is checked against the exact value and for monotonicity and
+    /// gives the arithmetic features; a listed tile the re-run finds equal (or a sampled one it
+    /// finds divergent that the launch did not flag) counts as a disagreement.
+    pub(super) fn settle_launch(&mut self, first: u64, n: u64, found: LaunchResult, arithmetic: Option<&crate::model::Arithmetic>, stop: &AtomicBool, progress: &mut impl FnMut(&HuntState)) -> Result<(), HuntError> {
+        let (path, seed, shard) = (self.cfg.path, self.state.seed, self.cfg.shard);
+        self.state.next_tile += n;
+        let every = (n / SAMPLED_PER_LAUNCH.min(n.div_ceil(self.cfg.exact_every.max(1)))).max(1);
+        let sampled: Vec<u64> = (0..n).step_by(every as usize).map(|i| shard.global(first + i)).collect();
+        let make = |ids: &[u64]| -> Vec<MmaCase> { ids.par_iter().map(|&g| gen::tile(path, seed, g)).collect() };
+        let t = Instant::now();
+        let (flagged, sample) = (make(&found.tiles), make(&sampled));
+        let both: Vec<MmaCase> = flagged.iter().chain(&sample).cloned().collect();
+        let (da, db) = rayon::join(|| self.a.execute(&both), || self.b.execute(&both));
+        let (mut da, mut db) = (da?, db?);
+        let (sa, sb) = (da.split_off(flagged.len()), db.split_off(flagged.len()));
+        // Divergences among the flagged tiles, as every hunt counts and minimises them.
+        let (tiles0, elements0) = (self.state.divergent_tiles, self.state.divergent_elements);
+        self.compare_batch(&flagged, &da, &db, stop, progress)?;
+        self.phases.compare += t.elapsed().as_secs_f64();
+        let (cpu_tiles, cpu_elements) = (self.state.divergent_tiles - tiles0, self.state.divergent_elements - elements0);
+        // Tiles flagged but not listed are counted from the launch's counters.
+        let listed = found.tiles.len() as u64;
+        self.state.divergent_tiles += found.divergent_tiles - listed;
+        self.state.divergent_elements += found.divergent_elements.saturating_sub(cpu_elements);
+        self.state.engine_disagreements += listed - cpu_tiles;
+        let flagged_set: std::collections::HashSet<u64> = found.tiles.iter().copied().collect();
+        self.state.engine_disagreements += sampled.iter().zip(sa.iter().zip(&sb)).filter(|(g, (x, y))| x != y && !flagged_set.contains(g) && listed == found.divergent_tiles).count() as u64;
+        if let (Some(g), None) = (found.first, self.state.first_divergence) {
+            self.state.first_divergence = Some(g);
+        }
+        let t = Instant::now();
+        self.observe_features(arithmetic, &sample, &sb, 0, 1)?;
+        self.phases.features += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        self.check_exact_tiles(&sample, &sa, &sb, &sampled)?;
+        self.phases.exact += t.elapsed().as_secs_f64();
+        self.state.tiles += n;
+        self.state.dot_products += n * (path.m * path.n) as u64;
+        self.state.note_features();
+        self.state.never_reached = self.state.features.never_reached();
+        Ok(())
     }
 }

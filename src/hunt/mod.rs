@@ -5,6 +5,7 @@
 
 pub mod compare;
 mod engine;
+mod gpu_tiles;
 pub mod explain;
 pub mod external;
 pub mod finding;
@@ -62,16 +63,29 @@ pub struct HuntConfig {
     /// The part of the tile index space this hunt runs (unguided hunts only); `max_tiles`
     /// counts this shard's tiles.
     pub shard: Shard,
-    /// Run on the GPU engine ([`Hunt::run_engine`]): its own tile generator, so its own state.
-    pub gpu_engine: bool,
+    /// Where tiles are made and the model computed; both engines use the GPU engine's own
+    /// tile generator, so they keep their own state.
+    pub engine: Engine,
+}
+
+/// Where a hunt's tiles are made and its model runs (`hunt --engine`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// Tiles from the CPU's generator, both sides run on them ([`Hunt::run`]).
+    #[default]
+    Cpu,
+    /// Tiles made, run, modelled and compared on the GPU ([`Hunt::run_engine`]).
+    Gpu,
+    /// Tiles made and run on the GPU, the model on the CPU ([`Hunt::run_gpu_tiles`]).
+    GpuTiles,
 }
 
 impl HuntConfig {
     fn kind(&self) -> &'static str {
-        match (self.guided.is_some(), self.gpu_engine) {
+        match (self.guided.is_some(), self.engine) {
             (true, _) => "guided",
-            (false, true) => "engine",
-            (false, false) => "hunt",
+            (false, Engine::Gpu | Engine::GpuTiles) => "engine",
+            (false, Engine::Cpu) => "hunt",
         }
     }
 }
@@ -85,6 +99,8 @@ pub enum HuntError {
     Write { file: String, source: std::io::Error },
     #[error("cannot resume from {file}: {message}")]
     Resume { file: String, message: String },
+    #[error("--engine gpu-tiles compares the GPU with a model, not {0}")]
+    NotAModel(String),
 }
 
 /// A running hunt.
@@ -434,12 +450,18 @@ impl<'s> Hunt<'s> {
         }
         let fmt = self.cfg.path.d_fmt();
         let exacts: Vec<Vec<Exact>> = tiles.par_iter().map(exact::exact_tile).collect();
+        // Each tile's elements on every core (an exact comparison costs as much as emulating).
         for (side, d) in [da, db].into_iter().enumerate() {
-            for (t, ex) in exacts.iter().enumerate() {
-                for (e, x) in ex.iter().enumerate() {
-                    self.state.exact[side].record(x, fmt, d[t][e]);
-                }
-            }
+            let part = exacts
+                .par_iter()
+                .zip(d)
+                .map(|(ex, d)| {
+                    let mut s = ExactStats::default();
+                    ex.iter().zip(d).for_each(|(x, &bits)| s.record(x, fmt, bits));
+                    s
+                })
+                .reduce(ExactStats::default, ExactStats::merged);
+            self.state.exact[side] = std::mem::take(&mut self.state.exact[side]).merged(part);
         }
         if self.cfg.path.ignores_c() || fmt.is_integer() {
             // C is not read (scale-d = 0): raising it cannot change D, and the path's cases keep

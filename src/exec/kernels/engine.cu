@@ -1,6 +1,7 @@
 // The GPU hunt engine (`mmafuzz hunt --engine gpu`): tiles generated on the GPU, run through the
 // instruction, computed again under a model, and compared, all in one kernel; only counters and
-// the numbers of divergent tiles leave the GPU.
+// the numbers of divergent tiles leave the GPU. `--engine gpu-tiles` uses the generator and the
+// instruction alone (`engine_run_*`) and brings every tile and its D back for a CPU model.
 //
 // Three things here have twins in Rust that must stay bit-identical:
 //  - the tile generator (src/engine/gen.rs): counter-based (tile i of seed s is a pure function
@@ -532,6 +533,35 @@ __device__ void model_tiles(int variant, EngineModel M, const uint32_t* in_tiles
     }
 }
 
+// Words of one tile as the run kernel writes it: A's 256 and B's 128 16-bit values in pairs
+// (element 2s in the low half of word s), then C (128 words), then the instruction's D (128
+// words, row-major). Keep in step with RUN_WORDS in src/engine/tiles.rs.
+#define RUN_WORDS 448
+
+// Tiles generated and run through the instruction, written out with D for a model on the CPU
+// (`hunt --engine gpu-tiles`): no model here, every element of D comes back.
+__device__ void run_tiles(int variant, Launch L, uint32_t* out) {
+    __shared__ WarpTile tiles[WARPS];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    int inf, cf;
+    variant_formats(variant, &inf, &cf);
+    WarpTile* w = &tiles[warp];
+    const u64 warps = (u64)gridDim.x * WARPS;
+    for (u64 i = (u64)blockIdx.x * WARPS + warp; i < L.count; i += warps) {
+        const u64 tile = (L.first + i) * L.shard_n + L.shard_i;
+        generate(w, tile_key(L.seed, tile), inf, cf, lane);
+        uint32_t d[4];
+        run_mma(variant, w, g, t, d);
+        uint32_t* o = out + i * RUN_WORDS;
+        for (int s = lane; s < 128; s += 32) o[s] = pack16(w->a[2 * s], w->a[2 * s + 1]);
+        for (int s = lane; s < 64; s += 32) o[128 + s] = pack16(w->b[2 * s], w->b[2 * s + 1]);
+        for (int s = lane; s < 128; s += 32) o[192 + s] = w->c[s];
+        for (int e = 0; e < 4; e++) o[320 + CD_ROW(e) * 8 + CD_COL(e)] = d[e];
+        __syncwarp();
+    }
+}
+
 #define ENGINE_KERNELS(name, variant)                                                                              \
     extern "C" __global__ void __launch_bounds__(32 * WARPS) engine_hunt_##name(EngineModel M, Launch L, u64* counters, u64* found, uint32_t cap) { \
         hunt(variant, M, L, counters, found, cap);                                                                 \
@@ -541,6 +571,9 @@ __device__ void model_tiles(int variant, EngineModel M, const uint32_t* in_tiles
     }                                                                                                              \
     extern "C" __global__ void __launch_bounds__(32 * WARPS) engine_model_##name(EngineModel M, const uint32_t* in_tiles, u64 count, uint32_t* out_d) { \
         model_tiles(variant, M, in_tiles, count, out_d);                                                           \
+    }                                                                                                              \
+    extern "C" __global__ void __launch_bounds__(32 * WARPS) engine_run_##name(Launch L, uint32_t* out) {         \
+        run_tiles(variant, L, out);                                                                                \
     }
 
 ENGINE_KERNELS(m16n8k16_f32_f16_f16_f32, 0)

@@ -1,0 +1,177 @@
+//! Hunting on tiles the GPU makes, with the model on the CPU (`hunt --engine gpu-tiles`): each
+//! launch generates and runs a batch of tiles on the GPU ([`GpuTiles`], the GPU engine's
+//! generator) and brings them back with D, while every core runs the model on the previous
+//! batch, tile by tile in a reused case, and compares bit for bit. The CPU neither generates
+//! nor packs tiles; the model is any model the emulator runs. What a launch flags is then
+//! settled as on the GPU engine ([`Hunt::settle_launch`]): regenerated, re-run on both sides,
+//! classified and minimised, with an exact sample.
+
+use super::engine::LISTED_PER_LAUNCH;
+use super::side::{Side, SideError};
+use super::{Hunt, HuntError, HuntState};
+use crate::engine::tiles::{GpuTiles, RunTiles};
+use crate::case::MmaCase;
+use crate::engine::LaunchResult;
+use crate::model::Emulator;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+impl Hunt<'_> {
+    /// Run the hunt on GPU-made tiles until its tile or time budget is spent or `stop` is set (or,
+    /// with `stop_at_first`, a launch diverges). Side A must be the GPU `tiles` runs on, side B
+    /// a model. The GPU makes the next launch while every core models the current one; then this
+    /// thread settles it ([`Hunt::settle_launch`]: the flagged tiles re-run, classified and
+    /// minimised, the exact sample) and saves the state. A launch made but not settled when the
+    /// hunt stops is dropped (the state counts settled launches; a resumed hunt makes it again).
+    /// In the phases, side A is the GPU making and running the next launch, side B the model.
+    /// (Settling one launch while the next is modelled was no faster on the H100 box: both need
+    /// every core.)
+    pub fn run_gpu_tiles(&mut self, tiles: &GpuTiles, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
+        let side_b: &Side = self.b;
+        let Side::Model(emu) = side_b else {
+            return Err(HuntError::NotAModel(self.b.name()));
+        };
+        let started = Instant::now();
+        let base_elapsed = self.state.elapsed_s;
+        let (seed, shard) = (self.state.seed, self.cfg.shard);
+        let parts = (shard.index, shard.count);
+        self.state.engine = Some("gpu-tiles".into());
+        let arithmetic = self.b.arithmetic(self.cfg.path.a_fmt).cloned();
+        let (max_tiles, batch) = (self.cfg.max_tiles, self.cfg.batch as u64);
+        let size = |done: u64| max_tiles.map_or(u64::MAX, |m| m.saturating_sub(done)).min(batch);
+        let max_time = self.cfg.max_time;
+        let over = |stop: &AtomicBool| stop.load(Ordering::Relaxed) || max_time.is_some_and(|t| started.elapsed() >= t);
+        let (mut current, mut next) = (RunTiles::default(), RunTiles::default());
+        let blank = tiles.blank();
+        // The current launch is tiles `first..first + n` of the shard.
+        let (mut first, mut n) = (self.state.next_tile, size(self.state.tiles));
+        if n == 0 || over(stop) {
+            return self.save();
+        }
+        let t = Instant::now();
+        tiles.run(seed, first, n, parts, &mut current).map_err(|e| HuntError::Side(e.into()))?;
+        self.phases.side_a += t.elapsed().as_secs_f64();
+        loop {
+            let n_next = if over(stop) { 0 } else { size(self.state.tiles + n) };
+            let t = Instant::now();
+            let (found, launched) = std::thread::scope(|s| {
+                let next = &mut next;
+                let gpu = (n_next > 0).then(|| {
+                    s.spawn(move || {
+                        let t = Instant::now();
+                        tiles.run(seed, first + n, n_next, parts, next).map(|()| t.elapsed().as_secs_f64())
+                    })
+                });
+                let t = Instant::now();
+                let found = divergences(emu, &blank, &current, first, shard);
+                let modelled = t.elapsed().as_secs_f64();
+                (found.map(|f| (f, modelled)), gpu.map(|h| h.join().expect("the GPU launch thread panicked")))
+            });
+            let (found, modelled) = found?;
+            let p = &mut self.phases;
+            (p.sides, p.side_b) = (p.sides + t.elapsed().as_secs_f64(), p.side_b + modelled);
+            let diverged = self.settle_and_save(first, n, found, arithmetic.as_ref(), stop, &mut progress, base_elapsed, started)?;
+            let gpu_s = launched.transpose().map_err(|e| HuntError::Side(e.into()))?;
+            self.phases.side_a += gpu_s.unwrap_or(0.0);
+            if (diverged && self.cfg.stop_at_first) || n_next == 0 || over(stop) {
+                break;
+            }
+            std::mem::swap(&mut current, &mut next);
+            (first, n) = (first + n, n_next);
+        }
+        self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+        self.save()
+    }
+
+    /// Settle a modelled launch, save the state and report progress; whether it diverged.
+    #[allow(clippy::too_many_arguments)]
+    fn settle_and_save(&mut self, first: u64, n: u64, found: LaunchResult, arithmetic: Option<&crate::model::Arithmetic>, stop: &AtomicBool, progress: &mut impl FnMut(&HuntState), base_elapsed: f64, started: Instant) -> Result<bool, HuntError> {
+        let diverged = found.divergent_tiles > 0;
+        self.settle_launch(first, n, found, arithmetic, stop, progress)?;
+        self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+        let t = Instant::now();
+        self.save()?;
+        self.phases.state += t.elapsed().as_secs_f64();
+        progress(&self.state);
+        Ok(diverged)
+    }
+}
+
+/// Every tile of a launch under the model against the GPU's D, bit for bit: the divergent
+/// tiles (hunt-wide numbers, the first [`LISTED_PER_LAUNCH`] listed) and elements. `blank`:
+/// a case of the path's formats and shape, one copy per thread refilled for every tile.
+fn divergences(emu: &Emulator, blank: &MmaCase, run: &RunTiles, first: u64, shard: super::Shard) -> Result<LaunchResult, SideError> {
+    let wrong: Vec<(usize, u64)> = (0..run.len())
+        .into_par_iter()
+        .with_min_len(64)
+        .map_init(
+            || blank.clone(),
+            |case, i| {
+                let gpu = run.tile_into(i, case);
+                let model = emu.run(case)?;
+                Ok((i, model.iter().zip(gpu).filter(|(m, g)| **m != **g as u64).count() as u64))
+            },
+        )
+        .filter(|r: &Result<(usize, u64), SideError>| !matches!(r, Ok((_, 0))))
+        .collect::<Result<_, _>>()?;
+    let global = |i: usize| shard.global(first + i as u64);
+    Ok(LaunchResult {
+        divergent_tiles: wrong.len() as u64,
+        divergent_elements: wrong.iter().map(|w| w.1).sum(),
+        tiles: wrong.iter().take(LISTED_PER_LAUNCH as usize).map(|w| global(w.0)).collect(),
+        first: wrong.first().map(|w| global(w.0)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{gen, tiles::RUN_WORDS};
+    use crate::hunt::Shard;
+    use crate::Model;
+
+    /// A launch's words as the run kernel lays them out, with D from `model` standing in for the
+    /// GPU's.
+    fn launch(path: &'static crate::exec::PathSpec, model: &Emulator, seed: u64, ids: impl Iterator<Item = u64>) -> RunTiles {
+        let mut words = Vec::new();
+        for g in ids {
+            let t = gen::tile(path, seed, g);
+            words.extend(t.a.chunks(2).chain(t.b.chunks(2)).map(|x| (x[0] | x[1] << 16) as u32));
+            words.extend(t.c.iter().map(|&x| x as u32));
+            words.extend(model.run(&t).unwrap().into_iter().map(|x| x as u32));
+        }
+        assert_eq!(words.len() % RUN_WORDS, 0);
+        RunTiles { words }
+    }
+
+    /// The CPU side of a GPU-tiles launch: nothing diverges under the model that made D; under a
+    /// planted one-knob change (one extra alignment bit fewer) exactly the tiles and elements a
+    /// tile-by-tile comparison finds, listed by hunt-wide number (shard 1 of 3: tile i is 3i + 1).
+    #[test]
+    fn divergences_are_the_tiles_a_direct_comparison_finds() {
+        let path = crate::exec::path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap();
+        let truth = Emulator::new(Model::load("sm90:mma.m16n8k16.f32.f16.f16.f32").unwrap());
+        let planted = Emulator::new(Model::from_toml("planted", "base = \"sm90:mma.m16n8k16.f32.f16.f16.f32\"\n[align]\nextra_bits = 1").unwrap());
+        let shard = Shard { index: 1, count: 3 };
+        let (first, n) = (40u64, 600u64);
+        let run = launch(path, &truth, 11, (first..first + n).map(|i| shard.global(i)));
+        let mut blank = MmaCase::zeros(path.a_fmt, path.c_fmt, gen::M, gen::N, gen::K);
+        path.conform(&mut blank);
+        let same = divergences(&truth, &blank, &run, first, shard).unwrap();
+        assert_eq!((same.divergent_tiles, same.divergent_elements, same.tiles.len(), same.first), (0, 0, 0, None));
+        let found = divergences(&planted, &blank, &run, first, shard).unwrap();
+        let (mut tiles, mut elements) = (vec![], 0);
+        for i in first..first + n {
+            let t = gen::tile(path, 11, shard.global(i));
+            let wrong = truth.run(&t).unwrap().iter().zip(planted.run(&t).unwrap()).filter(|(x, y)| **x != *y).count();
+            if wrong > 0 {
+                tiles.push(shard.global(i));
+                elements += wrong as u64;
+            }
+        }
+        assert!(!tiles.is_empty() && tiles.len() < n as usize, "{} of {n}", tiles.len());
+        assert_eq!(found.tiles, tiles);
+        assert_eq!((found.divergent_tiles, found.divergent_elements, found.first), (tiles.len() as u64, elements, tiles.first().copied()));
+    }
+}
