@@ -4,8 +4,11 @@
 #                                                     path's model against MPFR, and on hunt tiles
 #   bash scripts/gpu-speed.sh hunt SECS SEED          CPU-engine hunts against the GPU on all cores,
 #                                                     features sampled (default) and on every tile
+#   bash scripts/gpu-speed.sh engines SECS SEED       the CPU engine and --engine gpu-tiles (the same
+#                                                     emulator on GPU-made tiles) side by side, a table
 #   bash scripts/gpu-speed.sh plant SECS SEED PLANT PATH
-#                                                     a planted model, CPU engine: found, minimised
+#                                                     a planted model (ENGINE=cpu|gpu-tiles, default
+#                                                     cpu): found, minimised
 #   bash scripts/gpu-speed.sh mmasim TILES MMASIM_TILES PATH...
 #                                                     emulate from .npz on one core against MMA-Sim
 #                                                     (scripts/bench-mmasim.py; wheel in .gpu/)
@@ -28,8 +31,18 @@ case "$1" in
         "$bin" hunt --path "$p" --engine cpu --time "$2s" --seed "$3" --features-every "$every" --findings "$out/findings" 2>&1 | grep -E "^(this run|divergent)"
       done
     done ;;
+  engines)
+    printf '%-32s %14s %14s %7s  %s\n' path "cpu dot/s" "gpu-tiles dot/s" ratio "divergent (cpu, gpu-tiles)"
+    for p in $paths; do
+      for e in cpu gpu-tiles; do
+        "$bin" hunt --path "$p" --engine "$e" --time "$2s" --seed "$3" --findings "$out/engines-$e" > "$out/engines-$e-$p.txt" 2>&1
+      done
+      rate() { grep -m1 '^this run' "$out/engines-$1-$p.txt" | sed -E 's/.* = ([0-9.e+]+) dot products.*/\1/'; }
+      div() { grep -m1 '^divergent' "$out/engines-$1-$p.txt" | sed -E 's/divergent: //'; }
+      printf '%-32s %14s %14s %6.1fx  %s; %s\n' "$p" "$(rate cpu)" "$(rate gpu-tiles)" "$(python3 -c "print($(rate gpu-tiles)/$(rate cpu))")" "$(div cpu)" "$(div gpu-tiles)"
+    done ;;
   plant)
-    "$bin" hunt --path "$5" --engine cpu --model "$4" --time "$2s" --seed "$3" --per-class 1 --stop-at-first --findings "$out/plant" 2>&1 | grep -E "^(this run|divergent|first divergence|findings:)"
+    "$bin" hunt --path "$5" --engine "${ENGINE:-cpu}" --model "$4" --time "$2s" --seed "$3" --per-class 1 --stop-at-first --findings "$out/plant" 2>&1 | grep -E "^(this run|divergent|first divergence|findings:)"
     for f in "$out"/plant/"$5"/*.json; do
       case "$f" in *state.json) ;; *) python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['class'], '|', d['summary']); print('  A:', d['a']['value'], ' B:', d['b']['value'])" "$f" ;; esac
     done ;;

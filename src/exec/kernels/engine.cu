@@ -453,9 +453,11 @@ __device__ __forceinline__ void variant_formats(int variant, int* inf, int* cf) 
     *cf = variant == 2 ? 0 : 2;
 }
 
-// counters[0]: divergent tiles, [1]: divergent elements, [2]: tile numbers written to `found`
-// (up to `cap`; the rest only counted), [3]: the lowest divergent tile number (starts at ~0).
-__device__ void hunt(int variant, EngineModel M, Launch L, u64* counters, u64* found, uint32_t cap) {
+// Every tile of a launch, one warp per tile: generated into shared memory and run through the
+// instruction; then `after(i, tile, w, d)` sees the launch-relative index, the hunt-wide tile
+// number, the tile and this lane's four elements of D (CD_ROW/CD_COL place them).
+template <typename After>
+__device__ __forceinline__ void each_run_tile(int variant, const Launch& L, After after) {
     __shared__ WarpTile tiles[WARPS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
@@ -468,6 +470,18 @@ __device__ void hunt(int variant, EngineModel M, Launch L, u64* counters, u64* f
         generate(w, tile_key(L.seed, tile), inf, cf, lane);
         uint32_t d[4];
         run_mma(variant, w, g, t, d);
+        after(i, tile, w, d);
+        __syncwarp();
+    }
+}
+
+// counters[0]: divergent tiles, [1]: divergent elements, [2]: tile numbers written to `found`
+// (up to `cap`; the rest only counted), [3]: the lowest divergent tile number (starts at ~0).
+__device__ void hunt(int variant, EngineModel M, Launch L, u64* counters, u64* found, uint32_t cap) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    int inf, cf;
+    variant_formats(variant, &inf, &cf);
+    each_run_tile(variant, L, [&](u64, u64 tile, const WarpTile* w, const uint32_t* d) {
         int wrong = 0;
         for (int e = 0; e < 4; e++) {
             const int r = CD_ROW(e), c = CD_COL(e);
@@ -482,8 +496,7 @@ __device__ void hunt(int variant, EngineModel M, Launch L, u64* counters, u64* f
             if (slot < cap) found[slot] = tile;
             atomicMin(&counters[3], tile);
         }
-        __syncwarp();
-    }
+    });
 }
 
 // The generated tiles themselves (A, B, C bits, 256 + 128 + 128 per tile) and the model's D (128
@@ -541,25 +554,14 @@ __device__ void model_tiles(int variant, EngineModel M, const uint32_t* in_tiles
 // Tiles generated and run through the instruction, written out with D for a model on the CPU
 // (`hunt --engine gpu-tiles`): no model here, every element of D comes back.
 __device__ void run_tiles(int variant, Launch L, uint32_t* out) {
-    __shared__ WarpTile tiles[WARPS];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int g = lane >> 2, t = lane & 3;
-    int inf, cf;
-    variant_formats(variant, &inf, &cf);
-    WarpTile* w = &tiles[warp];
-    const u64 warps = (u64)gridDim.x * WARPS;
-    for (u64 i = (u64)blockIdx.x * WARPS + warp; i < L.count; i += warps) {
-        const u64 tile = (L.first + i) * L.shard_n + L.shard_i;
-        generate(w, tile_key(L.seed, tile), inf, cf, lane);
-        uint32_t d[4];
-        run_mma(variant, w, g, t, d);
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    each_run_tile(variant, L, [&](u64 i, u64, const WarpTile* w, const uint32_t* d) {
         uint32_t* o = out + i * RUN_WORDS;
         for (int s = lane; s < 128; s += 32) o[s] = pack16(w->a[2 * s], w->a[2 * s + 1]);
         for (int s = lane; s < 64; s += 32) o[128 + s] = pack16(w->b[2 * s], w->b[2 * s + 1]);
         for (int s = lane; s < 128; s += 32) o[192 + s] = w->c[s];
         for (int e = 0; e < 4; e++) o[320 + CD_ROW(e) * 8 + CD_COL(e)] = d[e];
-        __syncwarp();
-    }
+    });
 }
 
 #define ENGINE_KERNELS(name, variant)                                                                              \
