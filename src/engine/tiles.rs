@@ -106,6 +106,18 @@ impl<'g> GpuTiles<'g> {
 mod tests {
     use super::*;
 
+    /// Every path the generator makes tiles for has its run kernel in the committed PTX (a
+    /// kernel added to engine.cu without `scripts/build-ptx.sh` fails here, not on the GPU).
+    #[test]
+    fn every_engine_path_has_a_run_kernel() {
+        let paths: Vec<_> = crate::exec::PATHS.iter().filter(|p| gen::supports(p)).collect();
+        assert_eq!(paths.len(), 3);
+        for p in paths {
+            let entry = format!(".entry engine_run_{}(", p.kernel.trim_start_matches("mma_"));
+            assert!(super::super::ENGINE_PTX.contains(&entry), "{entry}");
+        }
+    }
+
     /// The word layout reads back into the generator's own tile: A and B from their 16-bit
     /// pairs, C whole, D after them.
     #[test]
