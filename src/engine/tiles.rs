@@ -11,7 +11,7 @@ use crate::exec::PathSpec;
 /// Words of one tile as `engine_run_*` writes it (`RUN_WORDS` in engine.cu): A's 256 and B's 128
 /// 16-bit values in pairs (element 2s in the low half of word s), C (128 words), then the
 /// instruction's D (128 words, row-major).
-pub const RUN_WORDS: usize = 448;
+pub const RUN_WORDS: usize = D_AT + gen::M * gen::N;
 const A_WORDS: usize = gen::M * gen::K / 2;
 const B_WORDS: usize = gen::K * gen::N / 2;
 const C_AT: usize = A_WORDS + B_WORDS;

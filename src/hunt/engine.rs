@@ -37,11 +37,7 @@ impl Hunt<'_> {
             let found = engine.hunt(seed, first, n, (shard.index, shard.count), LISTED_PER_LAUNCH).map_err(|e| HuntError::Side(e.into()))?;
             let launch_s = t.elapsed().as_secs_f64();
             (self.phases.sides, self.phases.side_a) = (self.phases.sides + launch_s, self.phases.side_a + launch_s);
-            let diverged = found.divergent_tiles > 0;
-            self.settle_launch(first, n, found, arithmetic.as_ref(), stop, &mut progress)?;
-            self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
-            self.save()?;
-            progress(&self.state);
+            let diverged = self.settle_and_save(first, n, found, arithmetic.as_ref(), stop, &mut progress, base_elapsed, started)?;
             if diverged && self.cfg.stop_at_first {
                 break;
             }
@@ -94,5 +90,18 @@ impl Hunt<'_> {
         self.state.note_features();
         self.state.never_reached = self.state.features.never_reached();
         Ok(())
+    }
+
+    /// [`Hunt::settle_launch`], then the state saved and progress reported; whether it diverged.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn settle_and_save(&mut self, first: u64, n: u64, found: LaunchResult, arithmetic: Option<&crate::model::Arithmetic>, stop: &AtomicBool, progress: &mut impl FnMut(&HuntState), base_elapsed: f64, started: Instant) -> Result<bool, HuntError> {
+        let diverged = found.divergent_tiles > 0;
+        self.settle_launch(first, n, found, arithmetic, stop, progress)?;
+        self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+        let t = Instant::now();
+        self.save()?;
+        self.phases.state += t.elapsed().as_secs_f64();
+        progress(&self.state);
+        Ok(diverged)
     }
 }

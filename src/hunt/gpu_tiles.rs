@@ -28,8 +28,7 @@ impl Hunt<'_> {
     /// (Settling one launch while the next is modelled was no faster on the H100 box: both need
     /// every core.)
     pub fn run_gpu_tiles(&mut self, tiles: &GpuTiles, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
-        let side_b: &Side = self.b;
-        let Side::Model(emu) = side_b else {
+        let Side::Model(emu) = self.b else {
             return Err(HuntError::NotAModel(self.b.name()));
         };
         let started = Instant::now();
@@ -82,19 +81,6 @@ impl Hunt<'_> {
         }
         self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
         self.save()
-    }
-
-    /// Settle a modelled launch, save the state and report progress; whether it diverged.
-    #[allow(clippy::too_many_arguments)]
-    fn settle_and_save(&mut self, first: u64, n: u64, found: LaunchResult, arithmetic: Option<&crate::model::Arithmetic>, stop: &AtomicBool, progress: &mut impl FnMut(&HuntState), base_elapsed: f64, started: Instant) -> Result<bool, HuntError> {
-        let diverged = found.divergent_tiles > 0;
-        self.settle_launch(first, n, found, arithmetic, stop, progress)?;
-        self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
-        let t = Instant::now();
-        self.save()?;
-        self.phases.state += t.elapsed().as_secs_f64();
-        progress(&self.state);
-        Ok(diverged)
     }
 }
 
