@@ -12,6 +12,11 @@ fi
 if ! command -v cargo-fuzz >/dev/null; then
   cargo install cargo-fuzz --locked
 fi
+# fuzz/Cargo.lock must hold every package (a stale one sends cargo to the index first).
+if ! (cd fuzz && cargo +nightly metadata --locked --format-version 1 > /dev/null); then
+  echo "fuzz-smoke: fuzz/Cargo.lock is out of date: run 'cargo +nightly metadata --format-version 1 > /dev/null' in fuzz/ and commit it" >&2
+  exit 1
+fi
 targets="exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model gpu_path gpu_engine"
 for t in $targets; do (cd fuzz && cargo +nightly fuzz build -O -s none "$t"); done
 bin=fuzz/target/x86_64-unknown-linux-gnu/release
@@ -23,7 +28,8 @@ for t in exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse
   [ -d "fuzz/seeds/$t" ] && seeds="fuzz/seeds/$t"
   "$bin/$t" "$work/$t" $seeds -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$work/$t-" 2>&1 | tail -1
 done
-cargo build --quiet
+# The CLI as `cargo test` built it for the tests (nothing to compile after scripts/test.sh).
+cargo test --no-run --quiet
 mmafuzz=./target/debug/mmafuzz
 $mmafuzz gen --path mma.m16n8k16.f16.f16.f16.f16 --count 64 --seed 1 --out "$work/seed.jsonl"
 $mmafuzz fuzz encode --path mma.m16n8k16.f16.f16.f16.f16 --in "$work/seed.jsonl" --out "$work/seeds"

@@ -7,8 +7,9 @@ use mmafuzz::model::{embedded_arch_model_names, embedded_model_names};
 use mmafuzz::{gen, Emulator, Model};
 use rand::{Rng, SeedableRng};
 
-#[test]
-fn lane_kernel_equals_general_path() {
+/// Every embedded model and measured per-path model, and knob settings the library does not
+/// use yet, one per distinct arithmetic on the benchmark shapes.
+fn distinct_models() -> Vec<Model> {
     let mut models: Vec<Model> = embedded_model_names().iter().map(|n| Model::load(n).unwrap()).collect();
     // The measured per-path models (instruction chains of the library models among them).
     models.extend(embedded_arch_model_names().iter().map(|n| Model::load(n).unwrap()));
@@ -30,9 +31,14 @@ fn lane_kernel_equals_general_path() {
     // architectures share their knobs): the comparison is per arithmetic, not per name.
     let mut seen = std::collections::HashSet::new();
     models.retain(|m| seen.insert(format!("{:?}", SHAPES.iter().map(|s| m.arithmetic(s.a_fmt)).collect::<Vec<_>>())));
+    models
+}
+
+#[test]
+fn lane_kernel_equals_general_path() {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(99);
     let mut compared = 0usize;
-    for model in models {
+    for model in distinct_models() {
         let fast = Emulator::new(model.clone());
         let slow = Emulator::general_only(model.clone());
         for shape in SHAPES {
@@ -48,6 +54,36 @@ fn lane_kernel_equals_general_path() {
         }
     }
     assert!(compared > 1_000_000, "{compared}");
+}
+
+/// `Emulator::run_diagonal` (independent dot products, a lane of the float kernel each, their
+/// products formed before the kernel) gives exactly what `run` gives on the diagonal of a
+/// square tile, for every arithmetic, on edge-biased tiles (NaN, infinities, subnormals,
+/// cancellation), through the fast and the general-only emulator.
+#[test]
+fn diagonal_is_the_whole_tiles_diagonal() {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+    let mut compared = 0usize;
+    for model in distinct_models() {
+        let (fast, slow) = (Emulator::new(model.clone()), Emulator::general_only(model.clone()));
+        for shape in SHAPES {
+            for t in 0..24 {
+                let p = [1, 3, 8, 13, 24][t % 5];
+                let k = if rng.gen_bool(0.7) { shape.k } else { rng.gen_range(1..=40) };
+                let case = gen::case(&mut rng, shape.a_fmt, shape.c_fmt, p, p, k);
+                let whole = fast.run(&case).unwrap();
+                let want: Vec<u64> = (0..p).map(|q| whole[q * p + q]).collect();
+                for (how, emulator) in [("fast", &fast), ("general", &slow)] {
+                    let got = emulator.run_diagonal(&case).unwrap();
+                    if let Some(q) = (0..p).find(|&q| got[q] != want[q]) {
+                        panic!("{} {} ({how}): element ({q}, {q}): diagonal {:x}, tile {:x}\n{}", model.name, shape.name, got[q], want[q], case.result_json(&whole));
+                    }
+                }
+                compared += p;
+            }
+        }
+    }
+    assert!(compared > 50_000, "{compared}");
 }
 
 /// `Emulator::agrees` stops at the first differing element; it must still say exactly what

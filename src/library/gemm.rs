@@ -14,6 +14,10 @@ use std::ops::Range;
 /// columns and reused by every row (the lane kernel reads eight columns at a time).
 const BLOCK_ROWS: usize = 128;
 const BLOCK_COLS: usize = 128;
+/// Elements computed together by [`LibraryEmulator::elements`] (a multiple of the lane
+/// kernel's eight), and the bound on their operands (count × k) that makes deep K take fewer.
+const ELEMENTS_AT_ONCE: usize = 64;
+const ELEMENT_OPERANDS: usize = 1 << 20;
 
 /// A GEMM's operands: A m×k, B k×n, C m×n (None: β = 0), row-major raw bits in the model's
 /// input and output formats.
@@ -160,9 +164,53 @@ impl<'a> LibraryEmulator<'a> {
     /// The elements of D in `rows` × `cols`, row-major: each slice's chains run as one tile of
     /// the instruction arithmetic (the emulator's lane kernel takes eight columns at a time).
     pub fn block(&self, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>) -> Result<Vec<u64>, GemmError> {
+        let (row_list, col_list): (Vec<usize>, Vec<usize>) = (rows.clone().collect(), cols.clone().collect());
+        let partials = self.partials(g, plan, &row_list, &col_list, false)?;
+        let mut ps = Vec::with_capacity(partials.len());
+        Ok(rows
+            .flat_map(|i| cols.clone().map(move |j| (i, j)))
+            .enumerate()
+            .map(|(e, (i, j))| {
+                ps.clear();
+                ps.extend(partials.iter().map(|p| p[e]));
+                self.finish(g, plan, i, j, &ps)
+            })
+            .collect())
+    }
+
+    /// D at the elements `at` (row, column), in that order, each its own dot product wherever
+    /// it lies: up to [`ELEMENTS_AT_ONCE`] at a time run as the diagonal of one tile of the
+    /// instruction arithmetic (`Emulator::run_diagonal`: a lane of the kernel each), batches in
+    /// parallel (rayon).
+    pub fn elements(&self, g: &Gemm, plan: &Plan, at: &[(usize, usize)]) -> Result<Vec<u64>, GemmError> {
+        use rayon::prelude::*;
+        // Fewer at once for deep K: a batch's operands are its count times k of each.
+        let batch = (ELEMENT_OPERANDS / g.k.max(1)).clamp(8, ELEMENTS_AT_ONCE) / 8 * 8;
+        let done: Vec<Vec<u64>> = at
+            .par_chunks(batch)
+            .map(|cells| {
+                let (rows, cols): (Vec<usize>, Vec<usize>) = cells.iter().copied().unzip();
+                let partials = self.partials(g, plan, &rows, &cols, true)?;
+                let mut ps = Vec::with_capacity(partials.len());
+                Ok(cells
+                    .iter()
+                    .enumerate()
+                    .map(|(e, &(i, j))| {
+                        ps.clear();
+                        ps.extend(partials.iter().map(|p| p[e]));
+                        self.finish(g, plan, i, j, &ps)
+                    })
+                    .collect())
+            })
+            .collect::<Result<_, GemmError>>()?;
+        Ok(done.concat())
+    }
+
+    /// Each slice's partial sum (`partials[s][e]`) for the elements of `rows` × `cols`
+    /// (row-major), or with `diagonal` for the elements (rows[e], cols[e]).
+    fn partials(&self, g: &Gemm, plan: &Plan, rows: &[usize], cols: &[usize], diagonal: bool) -> Result<Vec<Vec<f64>>, GemmError> {
         let r = &self.model.rules;
-        let (bm, bn) = (rows.len(), cols.len());
-        // partials[s][e]: slice s's sum for element e of the block.
+        let count = if diagonal { rows.len() } else { rows.len() * cols.len() };
         let mut partials: Vec<Vec<f64>> = Vec::with_capacity(plan.slices.len());
         for slice in &plan.slices {
             // One chain per slice, or per promotion stretch of it, added in the compute format.
@@ -170,22 +218,15 @@ impl<'a> LibraryEmulator<'a> {
             let stretch = plan.promote_every.or(r.promote_every).unwrap_or(ks.len()).max(1);
             let mut sum: Option<Vec<f64>> = None;
             for part_ks in ks.chunks(stretch) {
-                let part = self.chain_tile(g, plan, rows.clone(), cols.clone(), part_ks)?;
+                let part = self.chain_tile(g, plan, rows, cols, diagonal, part_ks)?;
                 sum = Some(match sum {
                     None => part,
                     Some(s) => s.iter().zip(&part).map(|(&x, &y)| add(r.compute, x, y)).collect(),
                 });
             }
-            partials.push(sum.unwrap_or_else(|| vec![0.0; bm * bn]));
+            partials.push(sum.unwrap_or_else(|| vec![0.0; count]));
         }
-        let mut d = Vec::with_capacity(bm * bn);
-        let mut ps = Vec::with_capacity(partials.len());
-        for (e, (i, j)) in rows.flat_map(|i| cols.clone().map(move |j| (i, j))).enumerate() {
-            ps.clear();
-            ps.extend(partials.iter().map(|p| p[e]));
-            d.push(self.finish(g, plan, i, j, &ps));
-        }
-        Ok(d)
+        Ok(partials)
     }
 
     /// D(i, j) from its slices' partial sums: the reduction, C or the bias, the rounding.
@@ -268,8 +309,9 @@ impl<'a> LibraryEmulator<'a> {
     }
 
     /// One chain of the instruction from +0 over these k, in order, in the compute format, for
-    /// every element of `rows` × `cols` (row-major).
-    fn chain_tile(&self, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>, ks: &[usize]) -> Result<Vec<f64>, GemmError> {
+    /// every element of `rows` × `cols` (row-major), or with `diagonal` for each (rows[e],
+    /// cols[e]).
+    fn chain_tile(&self, g: &Gemm, plan: &Plan, rows: &[usize], cols: &[usize], diagonal: bool, ks: &[usize]) -> Result<Vec<f64>, GemmError> {
         let r = &self.model.rules;
         let len = ks.len();
         // A partial first k-tile is padded with zero products to a whole tile, so the
@@ -299,19 +341,20 @@ impl<'a> LibraryEmulator<'a> {
             None => self.convert(bits),
         };
         let at = |t: usize| if t < head { t } else { t + pad };
-        for (ti, i) in rows.enumerate() {
+        for (ti, &i) in rows.iter().enumerate() {
             let (src, dst) = (&g.a[i * g.k..(i + 1) * g.k], &mut case.a[ti * kp..(ti + 1) * kp]);
             for (t, &kk) in ks.iter().enumerate() {
                 dst[at(t)] = convert_a(src[kk]);
             }
         }
         for (t, &kk) in ks.iter().enumerate() {
-            let (src, dst) = (&g.b[kk * g.n + cols.start..kk * g.n + cols.end], &mut case.b[at(t) * bn..(at(t) + 1) * bn]);
-            for (d, &s) in dst.iter_mut().zip(src) {
-                *d = convert_b(s);
+            let (src, dst) = (&g.b[kk * g.n..(kk + 1) * g.n], &mut case.b[at(t) * bn..(at(t) + 1) * bn]);
+            for (d, &j) in dst.iter_mut().zip(cols) {
+                *d = convert_b(src[j]);
             }
         }
-        let d = self.emulators[plan.chain].run(&case)?;
+        let emulator = &self.emulators[plan.chain];
+        let d = if diagonal { emulator.run_diagonal(&case)? } else { emulator.run(&case)? };
         Ok(d.into_iter().map(|bits| r.compute.to_f64(bits)).collect())
     }
 

@@ -182,14 +182,8 @@ impl GemmRecord {
         let f = model.rules.output;
         let idx = self.indices();
         if let Some(steps) = &self.d_steps {
-            return Ok(idx
-                .into_iter()
-                .zip(steps)
-                .map(|(e, &s)| {
-                    let (i, j) = at(e);
-                    (e, codec::bits_at_step(reference(g, model, i, j), s, f, false))
-                })
-                .collect());
+            let refs = references(g, model, idx.iter().map(|&e| at(e)));
+            return Ok(idx.into_iter().zip(steps).zip(refs).map(|((e, &s), x)| (e, codec::bits_at_step(x, s, f, false))).collect());
         }
         idx.into_iter()
             .zip(&self.d)
@@ -204,19 +198,30 @@ impl GemmRecord {
     }
 }
 
-/// The codec's reference for element (i, j): C (or the bias) plus every product, in f64,
-/// left to right, from the stored inputs.
-fn reference(g: &Gemm, model: &LibraryModel, i: usize, j: usize) -> f64 {
+/// The codec's reference for elements (i, j) of `g`: C (or the bias) plus every product, in
+/// f64, left to right, from the stored inputs. A and B are converted once for all of them.
+fn references(g: &Gemm, model: &LibraryModel, cells: impl Iterator<Item = (usize, usize)>) -> Vec<f64> {
     let r = &model.rules;
-    let mut acc = match (&g.c, &g.bias) {
-        (Some(c), _) => r.output.to_f64(c[i * g.n + j]),
-        (None, Some(b)) => r.output.to_f64(b[j]),
-        (None, None) => 0.0,
-    };
-    for kk in 0..g.k {
-        acc += r.inputs.to_f64(g.a[i * g.k + kk]) * r.b_inputs().to_f64(g.b[kk * g.n + j]);
-    }
-    acc
+    let k = g.k;
+    let mut a = vec![0f64; g.a.len()];
+    r.inputs.to_f64_slice(&g.a, &mut a);
+    // B by columns, so that each dot product reads both operands in order.
+    let bt_bits: Vec<u64> = (0..g.n).flat_map(|j| (0..k).map(move |kk| g.b[kk * g.n + j])).collect();
+    let mut bt = vec![0f64; bt_bits.len()];
+    r.b_inputs().to_f64_slice(&bt_bits, &mut bt);
+    cells
+        .map(|(i, j)| {
+            let mut acc = match (&g.c, &g.bias) {
+                (Some(c), _) => r.output.to_f64(c[i * g.n + j]),
+                (None, Some(b)) => r.output.to_f64(b[j]),
+                (None, None) => 0.0,
+            };
+            for (&x, &y) in a[i * k..(i + 1) * k].iter().zip(&bt[j * k..(j + 1) * k]) {
+                acc += x * y;
+            }
+            acc
+        })
+        .collect()
 }
 
 impl GemmRecord {
@@ -228,13 +233,8 @@ impl GemmRecord {
         let stride = all.len().div_ceil(max_elements.max(1)).max(1);
         let kept: Vec<(usize, u64)> = all.into_iter().step_by(stride).collect();
         let f = model.rules.output;
-        let steps = kept
-            .iter()
-            .map(|&(e, bits)| {
-                let (i, j) = s.at(e, self.n);
-                codec::step_from(bits, reference(&s.g, model, i, j), f, false)
-            })
-            .collect();
+        let refs = references(&s.g, model, kept.iter().map(|&(e, _)| s.at(e, self.n)));
+        let steps = kept.iter().zip(refs).map(|(&(_, bits), x)| codec::step_from(bits, x, f, false)).collect();
         let mut out = self.clone();
         out.idx = if kept.len() == self.m * self.n { None } else { Some(kept.iter().map(|&(e, _)| e as u64).collect()) };
         out.d = vec![];
@@ -317,11 +317,11 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
         Err(e) => return Ok(Replayed { elements: want.len(), matched: 0, config: Some(config), skipped: Some(e.to_string()), first_miss: None, misses: vec![] }),
     };
     // Whole D recorded: emulate it as tiles (the lane kernel's eight columns at a time);
-    // sampled elements: row by row.
+    // sampled elements: each its own dot product, a lane of the kernel each.
     let got: Vec<u64> = if record.idx.is_none() {
         emu.run(g, &plan, &|_| ())?
     } else {
-        sampled_elements(&emu, g, &plan, &want.iter().map(|&(e, _)| s.at(e, record.n)).collect::<Vec<_>>())?
+        emu.elements(g, &plan, &want.iter().map(|&(e, _)| s.at(e, record.n)).collect::<Vec<_>>())?
     };
     let mut matched = 0;
     let mut first_miss = None;
@@ -339,36 +339,6 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
         }
     }
     Ok(Replayed { elements: want.len(), matched, config: Some(config), skipped: None, first_miss, misses })
-}
-
-/// D at the elements `at` (row, column) of `g`, in that order. The elements of one row run as
-/// one block over the span of their columns (the lane kernel takes eight columns at once, so a
-/// row's sampled elements cost about what one does) where the span is not much wider than
-/// their number; others one by one.
-fn sampled_elements(emu: &LibraryEmulator, g: &Gemm, plan: &super::schedule::Plan, at: &[(usize, usize)]) -> Result<Vec<u64>, GemmError> {
-    use rayon::prelude::*;
-    let mut rows: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
-    for (pos, &(i, _)) in at.iter().enumerate() {
-        rows.entry(i).or_default().push(pos);
-    }
-    let rows: Vec<(usize, Vec<usize>)> = rows.into_iter().collect();
-    let done: Vec<Vec<(usize, u64)>> = rows
-        .par_iter()
-        .map(|(i, members)| {
-            let (lo, hi) = members.iter().fold((usize::MAX, 0), |(lo, hi), &p| (lo.min(at[p].1), hi.max(at[p].1)));
-            if hi - lo < 2 * members.len() + 8 {
-                let d = emu.block(g, plan, *i..i + 1, lo..hi + 1)?;
-                Ok(members.iter().map(|&p| (p, d[at[p].1 - lo])).collect())
-            } else {
-                members.iter().map(|&p| Ok((p, emu.element(g, plan, *i, at[p].1)?))).collect()
-            }
-        })
-        .collect::<Result<_, GemmError>>()?;
-    let mut out = vec![0; at.len()];
-    for (p, d) in done.into_iter().flatten() {
-        out[p] = d;
-    }
-    Ok(out)
 }
 
 /// The shape class of a GEMM, as the README's validation table groups them (first that fits).

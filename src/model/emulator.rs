@@ -11,6 +11,8 @@ use crate::format::{Class, Format, Overflow, Rounding};
 use super::lanes::{block_kernel, exact_f64, AccFormat, Accs, BLanes, FloatTile, Kernel, LaneOperand, Window, FLOOR, GENERAL, LANES, STICKY, TRUNCATE};
 use rug::Integer;
 
+mod diagonal;
+
 /// Why a case cannot be emulated.
 #[derive(Debug, thiserror::Error)]
 pub enum EmulatorError {
@@ -232,13 +234,13 @@ impl Emulator {
     /// NaN results through the general path; `None` where it is neither (or when this emulator
     /// is the general path only).
     fn cpu_ieee_tile(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
-        let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
-        if self.general_only || case.scales.is_some() || case.d_fmt != case.c_fmt {
+        if !self.cpu_ieee_applies(ar, case) {
             return Ok(None);
         }
+        let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
         // The blocks are laid out only for a tile one of the CPU paths takes.
         let fast = if super::fma_chain::applies(ar, case, acc_fmt) {
-            super::fma_chain::tile(ar, case, &block_members(&ar.blocks, case.k).concat())
+            super::fma_chain::tile(ar, case, &chain_order(&ar.blocks, case.k))
         } else if super::pair_sums::applies(ar, case, acc_fmt) {
             super::pair_sums::tile(case, &block_members(&ar.blocks, case.k))
         } else {
@@ -258,6 +260,15 @@ impl Emulator {
             });
         }
         Ok(Some(d))
+    }
+
+    /// Whether [`Emulator::cpu_ieee_tile`] takes this case.
+    fn cpu_ieee_applies(&self, ar: &Arithmetic, case: &MmaCase) -> bool {
+        let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
+        !self.general_only
+            && case.scales.is_none()
+            && case.d_fmt == case.c_fmt
+            && (super::fma_chain::applies(ar, case, acc_fmt) || super::pair_sums::applies(ar, case, acc_fmt))
     }
 
     /// For an integer case, the blocks of K the integer datapath sums (or why this model cannot
@@ -1057,6 +1068,20 @@ fn with_k_order(case: &MmaCase, order: &[usize]) -> MmaCase {
     let a = (0..m).flat_map(|i| order.iter().map(move |&kk| case.a_at(i, kk))).collect();
     let b = order.iter().flat_map(|&kk| case.b[kk * n..(kk + 1) * n].iter().copied()).collect();
     MmaCase { a, b, c: case.c.clone(), meta: None, scales: None, extra: Default::default(), ..*case }
+}
+
+/// The k indices in the order the chain takes them: [`block_members`] one after another,
+/// without a vector per block where the blocks are runs of K (an FMA chain's blocks hold one
+/// product each).
+pub(crate) fn chain_order(blocks: &super::Blocks, k: usize) -> Vec<usize> {
+    if blocks.interleave != 0 {
+        return block_members(blocks, k).concat();
+    }
+    let width = if blocks.width == 0 { k } else { blocks.width }.max(1);
+    match blocks.order {
+        BlockOrder::Forward => (0..k).collect(),
+        BlockOrder::Reverse => (0..k.div_ceil(width)).rev().flat_map(|b| b * width..((b + 1) * width).min(k)).collect(),
+    }
 }
 
 /// The k indices of each block, in the order the chain visits them.

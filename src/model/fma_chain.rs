@@ -62,6 +62,49 @@ pub(super) fn tile(ar: &Arithmetic, case: &MmaCase, order: &[usize]) -> Vec<Opti
     d
 }
 
+/// D(p, p) for p below `count` (what [`tile`] gives on the diagonal of a square case): each
+/// element's own chain, eight side by side so that their FMAs pipeline.
+pub(super) fn diagonal(ar: &Arithmetic, case: &MmaCase, order: &[usize], count: usize) -> Vec<Option<u64>> {
+    let (n, k) = (case.n, case.k);
+    let mut a = vec![0f64; case.m * k];
+    case.a_fmt.to_f64_slice(&case.a, &mut a);
+    let mut b = vec![0f64; k * n];
+    case.b_fmt.to_f64_slice(&case.b, &mut b);
+    let c: Vec<f64> = (0..count).map(|p| case.c_fmt.to_f64(case.c_at(p, p))).collect();
+    let after = ar.blocks.c == CPlacement::After;
+    match case.c_fmt {
+        Format::F64 => diagonal_f64(&a, &b, &c, n, k, order, after),
+        _ => diagonal_f32(&a, &b, &c, n, k, order, after),
+    }
+}
+
+macro_rules! diagonal_chains {
+    ($name:ident, $t:ty) => {
+        fn $name(a: &[f64], b: &[f64], c: &[f64], n: usize, k: usize, order: &[usize], after: bool) -> Vec<Option<u64>> {
+            const W: usize = 8;
+            let mut d = Vec::with_capacity(c.len());
+            for p0 in (0..c.len()).step_by(W) {
+                let width = W.min(c.len() - p0);
+                // With C added after the chain, the chain starts from +0.
+                let mut acc: [$t; W] = std::array::from_fn(|l| if after || l >= width { 0.0 } else { c[p0 + l] as $t });
+                for &kk in order {
+                    for l in 0..width {
+                        let (x, y) = (a[(p0 + l) * k + kk] as $t, b[kk * n + p0 + l] as $t);
+                        acc[l] = x.fma(y, acc[l]);
+                    }
+                }
+                for l in 0..width {
+                    let v = if after { acc[l] + c[p0 + l] as $t } else { acc[l] };
+                    d.push((!v.is_nan()).then(|| v.to_bits() as u64));
+                }
+            }
+            d
+        }
+    };
+}
+diagonal_chains!(diagonal_f32, f32);
+diagonal_chains!(diagonal_f64, f64);
+
 /// A, B (k×n, row-major) and C of a case as f64 values, exactly (every format the CPU paths
 /// take converts exactly).
 pub(super) fn values(case: &MmaCase) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
