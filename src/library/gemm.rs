@@ -166,16 +166,7 @@ impl<'a> LibraryEmulator<'a> {
     pub fn block(&self, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>) -> Result<Vec<u64>, GemmError> {
         let (row_list, col_list): (Vec<usize>, Vec<usize>) = (rows.clone().collect(), cols.clone().collect());
         let partials = self.partials(g, plan, &row_list, &col_list, false)?;
-        let mut ps = Vec::with_capacity(partials.len());
-        Ok(rows
-            .flat_map(|i| cols.clone().map(move |j| (i, j)))
-            .enumerate()
-            .map(|(e, (i, j))| {
-                ps.clear();
-                ps.extend(partials.iter().map(|p| p[e]));
-                self.finish(g, plan, i, j, &ps)
-            })
-            .collect())
+        Ok(self.finish_each(g, plan, &partials, rows.flat_map(|i| cols.clone().map(move |j| (i, j)))))
     }
 
     /// D at the elements `at` (row, column), in that order, each its own dot product wherever
@@ -191,16 +182,7 @@ impl<'a> LibraryEmulator<'a> {
             .map(|cells| {
                 let (rows, cols): (Vec<usize>, Vec<usize>) = cells.iter().copied().unzip();
                 let partials = self.partials(g, plan, &rows, &cols, true)?;
-                let mut ps = Vec::with_capacity(partials.len());
-                Ok(cells
-                    .iter()
-                    .enumerate()
-                    .map(|(e, &(i, j))| {
-                        ps.clear();
-                        ps.extend(partials.iter().map(|p| p[e]));
-                        self.finish(g, plan, i, j, &ps)
-                    })
-                    .collect())
+                Ok(self.finish_each(g, plan, &partials, cells.iter().copied()))
             })
             .collect::<Result<_, GemmError>>()?;
         Ok(done.concat())
@@ -227,6 +209,19 @@ impl<'a> LibraryEmulator<'a> {
             partials.push(sum.unwrap_or_else(|| vec![0.0; count]));
         }
         Ok(partials)
+    }
+
+    /// D at each of `cells`, element e of them from `partials[s][e]` of every slice s.
+    fn finish_each(&self, g: &Gemm, plan: &Plan, partials: &[Vec<f64>], cells: impl Iterator<Item = (usize, usize)>) -> Vec<u64> {
+        let mut ps = Vec::with_capacity(partials.len());
+        cells
+            .enumerate()
+            .map(|(e, (i, j))| {
+                ps.clear();
+                ps.extend(partials.iter().map(|p| p[e]));
+                self.finish(g, plan, i, j, &ps)
+            })
+            .collect()
     }
 
     /// D(i, j) from its slices' partial sums: the reduction, C or the bias, the rounding.

@@ -24,6 +24,34 @@ pub enum EmulatorError {
     Unsupported { model: String, a_fmt: Format, b_fmt: Format, c_fmt: Format, message: String },
 }
 
+/// The CPU's own IEEE arithmetic that computes a case: FMA chains (`fma_chain`) or chains of
+/// separately added exact pairs (`pair_sums`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CpuPath {
+    FmaChain,
+    PairSums,
+}
+
+/// A CPU path's results with its NaN elements (`None`, at the (i, j) that `at` gives for each
+/// position) settled by the general path.
+fn general_where_none(ar: &Arithmetic, case: &MmaCase, fast: Vec<Option<u64>>, at: impl Fn(usize) -> (usize, usize)) -> Result<Vec<u64>, EmulatorError> {
+    let mut general: Option<TileRun> = None;
+    let mut d = Vec::with_capacity(fast.len());
+    for (pos, x) in fast.into_iter().enumerate() {
+        d.push(match x {
+            Some(bits) => bits,
+            None => {
+                let (i, j) = at(pos);
+                if general.is_none() {
+                    general = Some(TileRun::new(ar, case)?);
+                }
+                general.as_mut().expect("just made").element(i, j)
+            }
+        });
+    }
+    Ok(d)
+}
+
 /// A bit-accurate emulator for one model.
 #[derive(Clone, Debug)]
 pub struct Emulator {
@@ -234,41 +262,27 @@ impl Emulator {
     /// NaN results through the general path; `None` where it is neither (or when this emulator
     /// is the general path only).
     fn cpu_ieee_tile(&self, ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
-        if !self.cpu_ieee_applies(ar, case) {
-            return Ok(None);
-        }
-        let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
         // The blocks are laid out only for a tile one of the CPU paths takes.
-        let fast = if super::fma_chain::applies(ar, case, acc_fmt) {
-            super::fma_chain::tile(ar, case, &chain_order(&ar.blocks, case.k))
-        } else if super::pair_sums::applies(ar, case, acc_fmt) {
-            super::pair_sums::tile(case, &block_members(&ar.blocks, case.k))
-        } else {
-            return Ok(None);
+        let fast = match self.cpu_path(ar, case) {
+            Some(CpuPath::FmaChain) => super::fma_chain::tile(ar, case, &chain_order(&ar.blocks, case.k)),
+            Some(CpuPath::PairSums) => super::pair_sums::tile(case, &block_members(&ar.blocks, case.k)),
+            None => return Ok(None),
         };
-        let mut general: Option<TileRun> = None;
-        let mut d = Vec::with_capacity(fast.len());
-        for (idx, x) in fast.into_iter().enumerate() {
-            d.push(match x {
-                Some(bits) => bits,
-                None => {
-                    if general.is_none() {
-                        general = Some(TileRun::new(ar, case)?);
-                    }
-                    general.as_mut().expect("just made").element(idx / case.n, idx % case.n)
-                }
-            });
-        }
-        Ok(Some(d))
+        general_where_none(ar, case, fast, |idx| (idx / case.n, idx % case.n)).map(Some)
     }
 
-    /// Whether [`Emulator::cpu_ieee_tile`] takes this case.
-    fn cpu_ieee_applies(&self, ar: &Arithmetic, case: &MmaCase) -> bool {
+    /// Which of the CPU's own IEEE paths [`Emulator::cpu_ieee_tile`] takes this case by.
+    fn cpu_path(&self, ar: &Arithmetic, case: &MmaCase) -> Option<CpuPath> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
-        !self.general_only
-            && case.scales.is_none()
-            && case.d_fmt == case.c_fmt
-            && (super::fma_chain::applies(ar, case, acc_fmt) || super::pair_sums::applies(ar, case, acc_fmt))
+        if self.general_only || case.scales.is_some() || case.d_fmt != case.c_fmt {
+            None
+        } else if super::fma_chain::applies(ar, case, acc_fmt) {
+            Some(CpuPath::FmaChain)
+        } else if super::pair_sums::applies(ar, case, acc_fmt) {
+            Some(CpuPath::PairSums)
+        } else {
+            None
+        }
     }
 
     /// For an integer case, the blocks of K the integer datapath sums (or why this model cannot
@@ -509,15 +523,27 @@ impl<'a> TileRun<'a> {
         let mut d = vec![0u64; m * n];
         let c_floor = crate::format::pow2(self.case.c_fmt.emin());
         kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window, b_row_stride: 0 }, &mut d);
-        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && self.ar.blocks.c != CPlacement::After;
-        for idx in 0..m * n {
-            if d[idx] == GENERAL {
-                d[idx] = self.element(idx / n, idx % n);
-            } else if !direct {
-                d[idx] = self.finish_lane(idx / n, idx % n, d[idx]);
-            }
+        let direct = self.direct();
+        for (idx, x) in d.iter_mut().enumerate() {
+            *x = self.settle_float(idx / n, idx % n, *x, direct);
         }
         Some(d)
+    }
+
+    /// Whether a lane's accumulator bits are D as they are: the accumulator is D's format, its
+    /// subnormals kept, C not added after the chain.
+    fn direct(&self) -> bool {
+        self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && self.ar.blocks.c != CPlacement::After
+    }
+
+    /// D(i, j) from what the float kernel wrote for it: the general path where it handed the
+    /// element back, else its accumulator bits, finished where they are not `direct`.
+    fn settle_float(&mut self, i: usize, j: usize, bits: u64, direct: bool) -> u64 {
+        match bits {
+            GENERAL => self.element(i, j),
+            _ if direct => bits,
+            _ => self.finish_lane(i, j, bits),
+        }
     }
 
     /// Whether the float kernel computes this tile, which it does whole.
@@ -580,7 +606,7 @@ impl<'a> TileRun<'a> {
             let (ra, rb) = (i * k + range.start..i * k + range.end, chunk * k + range.start..chunk * k + range.end);
             kernel(&a[ra], &b[rb], &mut accs, &w, &mut live, &mut zero, &mut bits);
         }
-        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && !after;
+        let direct = self.direct();
         let mut out = bits;
         for l in 0..width {
             if live[l] == 0 || zero[l] != 0 {

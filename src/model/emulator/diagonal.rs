@@ -22,28 +22,22 @@ impl Emulator {
         if case.meta.is_some() || case.scales.is_some() {
             return (0..count).map(|p| self.run_element(case, p, p)).collect();
         }
-        let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
-        let mut d = if self.cpu_ieee_applies(ar, case) && super::super::fma_chain::applies(ar, case, acc_fmt) {
+        let mut d = match self.cpu_path(ar, case) {
             // The CPU's own FMA chains, element by element; NaN results through the general path.
-            let fast = super::super::fma_chain::diagonal(ar, case, &chain_order(&ar.blocks, case.k), count);
-            let mut general: Option<TileRun> = None;
-            let mut d = Vec::with_capacity(count);
-            for (p, x) in fast.into_iter().enumerate() {
-                d.push(match x {
-                    Some(bits) => bits,
-                    None => general.get_or_insert(TileRun::new(ar, case)?).element(p, p),
-                });
+            Some(CpuPath::FmaChain) => {
+                let fast = super::super::fma_chain::diagonal(ar, case, &chain_order(&ar.blocks, case.k), count);
+                general_where_none(ar, case, fast, |p| (p, p))?
             }
-            d
-        } else if case.c_fmt.is_integer() || self.cpu_ieee_applies(ar, case) {
             // Integer cases and the CPU's chains of pairs: each element as a 1×1 case, which
             // those paths compute directly.
-            return (0..count).map(|p| Ok(self.run(&element_case(case, p, p))?[0])).collect();
-        } else {
-            let mut tile = TileRun::new(ar, case)?;
-            match self.general_only {
-                true => (0..count).map(|p| tile.element(p, p)).collect(),
-                false => tile.diagonal(count),
+            Some(CpuPath::PairSums) => return (0..count).map(|p| Ok(self.run(&element_case(case, p, p))?[0])).collect(),
+            None if case.c_fmt.is_integer() => return (0..count).map(|p| Ok(self.run(&element_case(case, p, p))?[0])).collect(),
+            None => {
+                let mut tile = TileRun::new(ar, case)?;
+                match self.general_only {
+                    true => (0..count).map(|p| tile.element(p, p)).collect(),
+                    false => tile.diagonal(count),
+                }
             }
         };
         if ar.specials.zero_sign == ZeroSign::Unsigned {
@@ -105,13 +99,9 @@ impl TileRun<'_> {
         let mut d = vec![0u64; count];
         let tile = FloatTile { a: &ones, b: &prod, fa: fones, fb: &fprod, c_floor, c: &c_diag, m: 1, n: count, k, block_width, reverse, w: window, b_row_stride: 0 };
         kernel(&tile, &mut d);
-        let direct = self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && self.ar.blocks.c != CPlacement::After;
+        let direct = self.direct();
         for (p, x) in d.iter_mut().enumerate() {
-            if *x == GENERAL {
-                *x = self.element(p, p);
-            } else if !direct {
-                *x = self.finish_lane(p, p, *x);
-            }
+            *x = self.settle_float(p, p, *x, direct);
         }
         Some(d)
     }
