@@ -104,7 +104,10 @@ pub struct Counts<'a> {
     /// A slice's partial first k-tile: where the chain's blocks start after it.
     residue_first: Option<usize>,
     sum: Option<&'a super::tree::SumTree>,
-    cache: HashMap<(usize, usize), usize>,
+    /// The weights of chains 0 ..= c, for each c.
+    through: Vec<usize>,
+    /// The summation tree's `lca_weights_from` a chain, for each chain asked about.
+    meet: HashMap<usize, Vec<usize>>,
 }
 
 impl<'a> Counts<'a> {
@@ -122,7 +125,11 @@ impl<'a> Counts<'a> {
             }
             weights.push(pos);
         }
-        Counts { at, weights, promote: plan.promote_every, width: width.max(1), residue_first: plan.residue_first, sum: plan.sum.as_ref(), cache: HashMap::new() }
+        let through = weights.iter().scan(0, |s, &w| {
+            *s += w;
+            Some(*s)
+        }).collect();
+        Counts { at, weights, promote: plan.promote_every, width: width.max(1), residue_first: plan.residue_first, sum: plan.sum.as_ref(), through, meet: HashMap::new() }
     }
 
     /// How many terms of a chain of `len` the fused step that adds its term `t` holds: every
@@ -154,17 +161,14 @@ impl<'a> Counts<'a> {
                 None => self.through_block_of(hi, self.weights[cq]),
             };
         }
-        let key = (cq.min(cp), cq.max(cp));
-        if let Some(&w) = self.cache.get(&key) {
-            return w;
-        }
-        let w = match self.sum {
-            Some(tree) => tree.lca_weight(cq, cp, &self.weights),
+        match self.sum {
+            Some(tree) => {
+                let weights = &self.weights;
+                self.meet.entry(cq).or_insert_with(|| tree.lca_weights_from(cq, weights))[cp]
+            }
             // In order: chains 0 ..= max(cq, cp) are under the node that adds the later one.
-            None => self.weights[..=key.1].iter().sum(),
-        };
-        self.cache.insert(key, w);
-        w
+            None => self.through[cq.max(cp)],
+        }
     }
 }
 

@@ -191,6 +191,42 @@ impl SumTree {
         stack.pop().map_or(0, |r| r.0)
     }
 
+    /// [`SumTree::lca_weight`] of leaf `a` with every leaf, in one pass: `out[b]` for the
+    /// `n = weight.len()` leaves 0..n (0 at b = a). An addition with `a` on one side is the
+    /// lowest common ancestor of `a` and every leaf on the other; a probe file asks for `a`
+    /// against all of hundreds of partial sums, and one walk each would cost n².
+    pub fn lca_weights_from(&self, a: usize, weight: &[usize]) -> Vec<usize> {
+        let mut out = vec![0; weight.len()];
+        // Each operand on the stack: its summed weight and, unless `a` is under it, its leaves.
+        let mut stack: Vec<(usize, Option<Vec<usize>>)> = Vec::new();
+        for node in &self.0 {
+            match *node {
+                Node::Leaf(i) => stack.push((weight[i], (i != a).then(|| vec![i]))),
+                Node::Add => {
+                    let (yw, ys) = stack.pop().expect("two operands");
+                    let (xw, xs) = stack.pop().expect("two operands");
+                    let w = xw + yw;
+                    let leaves = match (xs, ys) {
+                        (Some(mut xs), Some(mut ys)) => {
+                            if xs.len() < ys.len() {
+                                std::mem::swap(&mut xs, &mut ys);
+                            }
+                            xs.extend(ys);
+                            Some(xs)
+                        }
+                        (Some(other), None) | (None, Some(other)) => {
+                            other.into_iter().for_each(|b| out[b] = w);
+                            None
+                        }
+                        (None, None) => None,
+                    };
+                    stack.push((w, leaves));
+                }
+            }
+        }
+        out
+    }
+
     /// The tree as text, e.g. `((0+2)+1)`: for reports and tests.
     pub fn show(&self) -> String {
         let mut stack: Vec<String> = vec![];
@@ -236,6 +272,19 @@ mod tests {
         // ((0+2)+(1+3)) with weights 1, 10, 100, 1000: 0 and 2 meet under (0+2), 0 and 3 at the root.
         let bf = SumTree::over(0, 4, Combine::Butterfly);
         assert_eq!((bf.lca_weight(0, 2, &[1, 10, 100, 1000]), bf.lca_weight(3, 0, &[1, 10, 100, 1000])), (101, 1111));
+        // One leaf against all at once agrees with one walk per pair, on every shape of tree.
+        let weights: Vec<usize> = (0..13).map(|i| 1 << i).collect();
+        for how in [Combine::InOrder, Combine::Butterfly, Combine::PairedHalves, Combine::Groups4, Combine::PairsButterfly, Combine::DotReduce, Combine::PairsFromEnd] {
+            for n in [2, 3, 5, 8, 13] {
+                let tree = SumTree::over(0, n, how);
+                for a in 0..n {
+                    let row = tree.lca_weights_from(a, &weights[..n]);
+                    for b in (0..n).filter(|&b| b != a) {
+                        assert_eq!(row[b], tree.lca_weight(a, b, &weights[..n]), "{how:?} {n}: {a}, {b}");
+                    }
+                }
+            }
+        }
         let dot = t(64, Combine::DotReduce);
         assert!(dot.starts_with("(((((((((((0+32)+(4+36))+(8+40))"), "{dot:.60}");
         // 124 partials (FPRev, f64 1x8x32768): p0 meets p64 first, then (p32 + p96).
