@@ -173,12 +173,14 @@ impl<'c> Terms<'c> {
                 terms().filter(|&t| live(t)).map(exponent).max()?
             };
             // Quanta below f64's normal range would make the scaling inexact: no cut then.
-            (-1022..=1023).contains(&(e - w)).then(|| crate::format::pow2(e - w))
+            // With the quantum its reciprocal, a power of two too (2^-1023 at the least, exact):
+            // t·(1/q) is t/q exactly, without a division per term.
+            (-1022..=1023).contains(&(e - w)).then(|| (crate::format::pow2(e - w), crate::format::pow2(w - e)))
         });
         let mut acc = 0.0;
         for (no, t) in terms().enumerate() {
             let t = match quantum {
-                Some(q) if t.is_finite() => trunc(t / q) * q,
+                Some((q, per_q)) if t.is_finite() => trunc(t * per_q) * q,
                 _ => t,
             };
             acc = if no == 0 { t } else { acc + t };

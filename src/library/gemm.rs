@@ -139,10 +139,11 @@ impl<'a> LibraryEmulator<'a> {
             .step_by(BLOCK_ROWS)
             .flat_map(|i| (0..g.n).step_by(BLOCK_COLS).map(move |j| (i..(i + BLOCK_ROWS).min(g.m), j..(j + BLOCK_COLS).min(g.n))))
             .collect();
+        let ops = self.chain_operands(g, plan);
         let done: Vec<Vec<u64>> = blocks
             .par_iter()
             .map(|(rows, cols)| {
-                let d = self.block(g, plan, rows.clone(), cols.clone());
+                let d = self.block_of(&ops, g, plan, rows.clone(), cols.clone());
                 progress(rows.len() * cols.len());
                 d
             })
@@ -164,8 +165,12 @@ impl<'a> LibraryEmulator<'a> {
     /// The elements of D in `rows` × `cols`, row-major: each slice's chains run as one tile of
     /// the instruction arithmetic (the emulator's lane kernel takes eight columns at a time).
     pub fn block(&self, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>) -> Result<Vec<u64>, GemmError> {
+        self.block_of(&self.chain_operands(g, plan), g, plan, rows, cols)
+    }
+
+    fn block_of(&self, ops: &ChainOperands, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>) -> Result<Vec<u64>, GemmError> {
         let (row_list, col_list): (Vec<usize>, Vec<usize>) = (rows.clone().collect(), cols.clone().collect());
-        let partials = self.partials(g, plan, &row_list, &col_list, false)?;
+        let partials = self.partials(ops, g, plan, &row_list, &col_list, false)?;
         Ok(self.finish_each(g, plan, &partials, rows.flat_map(|i| cols.clone().map(move |j| (i, j)))))
     }
 
@@ -177,11 +182,12 @@ impl<'a> LibraryEmulator<'a> {
         use rayon::prelude::*;
         // Fewer at once for deep K: a batch's operands are its count times k of each.
         let batch = (ELEMENT_OPERANDS / g.k.max(1)).clamp(8, ELEMENTS_AT_ONCE) / 8 * 8;
+        let ops = self.chain_operands(g, plan);
         let done: Vec<Vec<u64>> = at
             .par_chunks(batch)
             .map(|cells| {
                 let (rows, cols): (Vec<usize>, Vec<usize>) = cells.iter().copied().unzip();
-                let partials = self.partials(g, plan, &rows, &cols, true)?;
+                let partials = self.partials(&ops, g, plan, &rows, &cols, true)?;
                 Ok(self.finish_each(g, plan, &partials, cells.iter().copied()))
             })
             .collect::<Result<_, GemmError>>()?;
@@ -190,17 +196,16 @@ impl<'a> LibraryEmulator<'a> {
 
     /// Each slice's partial sum (`partials[s][e]`) for the elements of `rows` × `cols`
     /// (row-major), or with `diagonal` for the elements (rows[e], cols[e]).
-    fn partials(&self, g: &Gemm, plan: &Plan, rows: &[usize], cols: &[usize], diagonal: bool) -> Result<Vec<Vec<f64>>, GemmError> {
+    fn partials(&self, ops: &ChainOperands, g: &Gemm, plan: &Plan, rows: &[usize], cols: &[usize], diagonal: bool) -> Result<Vec<Vec<f64>>, GemmError> {
         let r = &self.model.rules;
         let count = if diagonal { rows.len() } else { rows.len() * cols.len() };
         let mut partials: Vec<Vec<f64>> = Vec::with_capacity(plan.slices.len());
-        for slice in &plan.slices {
+        for ks in &ops.ks {
             // One chain per slice, or per promotion stretch of it, added in the compute format.
-            let ks: Vec<usize> = slice.iter().flat_map(|r| r.clone()).collect();
             let stretch = plan.promote_every.or(r.promote_every).unwrap_or(ks.len()).max(1);
             let mut sum: Option<Vec<f64>> = None;
             for part_ks in ks.chunks(stretch) {
-                let part = self.chain_tile(g, plan, rows, cols, diagonal, part_ks)?;
+                let part = self.chain_tile(ops, g, plan, rows, cols, diagonal, part_ks)?;
                 sum = Some(match sum {
                     None => part,
                     Some(s) => s.iter().zip(&part).map(|(&x, &y)| add(r.compute, x, y)).collect(),
@@ -303,10 +308,42 @@ impl<'a> LibraryEmulator<'a> {
         }
     }
 
+    /// The operands as `plan`'s chains read them, converted once per GEMM rather than once per
+    /// tile or batch of elements (a record's sampled rows and columns serve many of each).
+    fn chain_operands<'g>(&self, g: &'g Gemm, plan: &Plan) -> ChainOperands<'g> {
+        use std::borrow::Cow;
+        let r = &self.model.rules;
+        // A chain rule may read the stored inputs as they are (SIMT kernels on the TF32 path).
+        let direct = plan.chain.checked_sub(1).and_then(|c| r.chains[c].chain_inputs);
+        // A direct chain reads the stored values, widened exactly where its format is wider
+        // (SIMT GEMV kernels convert f16/bf16 to f32 and chain FMAs).
+        let widen = |f: Format, from: Format, bits: &'g [u64]| -> Cow<'g, [u64]> {
+            if f == from {
+                Cow::Borrowed(bits)
+            } else {
+                Cow::Owned(bits.iter().map(|&x| round_to(f, from.to_f64(x))).collect())
+            }
+        };
+        let convert = |bits: &'g [u64]| -> Cow<'g, [u64]> {
+            if self.converts() {
+                Cow::Owned(bits.iter().map(|&x| self.convert(x)).collect())
+            } else {
+                Cow::Borrowed(bits)
+            }
+        };
+        let (a_fmt, b_fmt, a, b) = match direct {
+            Some(f) => (f, f, widen(f, r.inputs, &g.a), widen(f, r.b_inputs(), &g.b)),
+            None => (r.chain_format(), r.chain_b_format(), convert(&g.a), convert(&g.b)),
+        };
+        let ks = plan.slices.iter().map(|slice| slice.iter().flat_map(|r| r.clone()).collect()).collect();
+        ChainOperands { a_fmt, b_fmt, a, b, ks }
+    }
+
     /// One chain of the instruction from +0 over these k, in order, in the compute format, for
     /// every element of `rows` × `cols` (row-major), or with `diagonal` for each (rows[e],
     /// cols[e]).
-    fn chain_tile(&self, g: &Gemm, plan: &Plan, rows: &[usize], cols: &[usize], diagonal: bool, ks: &[usize]) -> Result<Vec<f64>, GemmError> {
+    #[allow(clippy::too_many_arguments)]
+    fn chain_tile(&self, ops: &ChainOperands, g: &Gemm, plan: &Plan, rows: &[usize], cols: &[usize], diagonal: bool, ks: &[usize]) -> Result<Vec<f64>, GemmError> {
         let r = &self.model.rules;
         let len = ks.len();
         // A partial first k-tile is padded with zero products to a whole tile, so the
@@ -315,42 +352,34 @@ impl<'a> LibraryEmulator<'a> {
             Some(kt) if len % kt != 0 && len > kt => (len % kt, kt - len % kt),
             _ => (len, 0),
         };
-        // A chain rule may read the stored inputs as they are (SIMT kernels on the TF32 path).
-        let direct = plan.chain.checked_sub(1).and_then(|c| r.chains[c].chain_inputs);
-        let (a_fmt, b_fmt) = match direct {
-            Some(f) => (f, f),
-            None => (r.chain_format(), r.chain_b_format()),
-        };
         let (bm, bn, kp) = (rows.len(), cols.len(), len + pad);
-        let mut case = MmaCase::zeros(a_fmt, r.compute, bm, bn, kp);
-        case.b_fmt = b_fmt;
-        // A direct chain reads the stored values, widened exactly where its format is wider
-        // (SIMT GEMV kernels convert f16/bf16 to f32 and chain FMAs).
-        let widen = |f: Format, from: Format, bits: u64| if f == from { bits } else { round_to(f, from.to_f64(bits)) };
-        let convert_a = |bits: u64| match direct {
-            Some(f) => widen(f, r.inputs, bits),
-            None => self.convert(bits),
-        };
-        let convert_b = |bits: u64| match direct {
-            Some(f) => widen(f, r.b_inputs(), bits),
-            None => self.convert(bits),
-        };
+        let mut case = MmaCase::zeros(ops.a_fmt, r.compute, bm, bn, kp);
+        case.b_fmt = ops.b_fmt;
         let at = |t: usize| if t < head { t } else { t + pad };
+        // Consecutive k without padding (most slices): a row of A is one copy.
+        let run = (pad == 0 && ks.windows(2).all(|w| w[1] == w[0] + 1)).then(|| ks.first().map_or(0, |&k0| k0));
         for (ti, &i) in rows.iter().enumerate() {
-            let (src, dst) = (&g.a[i * g.k..(i + 1) * g.k], &mut case.a[ti * kp..(ti + 1) * kp]);
-            for (t, &kk) in ks.iter().enumerate() {
-                dst[at(t)] = convert_a(src[kk]);
+            let (src, dst) = (&ops.a[i * g.k..(i + 1) * g.k], &mut case.a[ti * kp..(ti + 1) * kp]);
+            match run {
+                Some(k0) => dst.copy_from_slice(&src[k0..k0 + len]),
+                None => ks.iter().enumerate().for_each(|(t, &kk)| dst[at(t)] = src[kk]),
             }
         }
         for (t, &kk) in ks.iter().enumerate() {
-            let (src, dst) = (&g.b[kk * g.n..(kk + 1) * g.n], &mut case.b[at(t) * bn..(at(t) + 1) * bn]);
+            let (src, dst) = (&ops.b[kk * g.n..(kk + 1) * g.n], &mut case.b[at(t) * bn..(at(t) + 1) * bn]);
             for (d, &j) in dst.iter_mut().zip(cols) {
-                *d = convert_b(src[j]);
+                *d = src[j];
             }
         }
         let emulator = &self.emulators[plan.chain];
         let d = if diagonal { emulator.run_diagonal(&case)? } else { emulator.run(&case)? };
         Ok(d.into_iter().map(|bits| r.compute.to_f64(bits)).collect())
+    }
+
+    /// Whether [`LibraryEmulator::convert`] changes any bits.
+    fn converts(&self) -> bool {
+        let r = &self.model.rules;
+        r.chain_format() != r.inputs && r.input_conversion != InputConversion::Truncate
     }
 
     fn convert(&self, bits: u64) -> u64 {
@@ -364,6 +393,16 @@ impl<'a> LibraryEmulator<'a> {
             (InputConversion::Rne, f) => round_with(r.chain_format(), f.to_f64(bits), Rounding::Rne),
         }
     }
+}
+
+/// A GEMM's operands as a plan's chains read them: A (m×k) and B (k×n) in the chains' input
+/// formats, and each slice's k in order.
+struct ChainOperands<'g> {
+    a_fmt: Format,
+    b_fmt: Format,
+    a: std::borrow::Cow<'g, [u64]>,
+    b: std::borrow::Cow<'g, [u64]>,
+    ks: Vec<Vec<usize>>,
 }
 
 /// `x + y` rounded to nearest in `f` (f32 or f64).

@@ -138,11 +138,13 @@ impl GemmRecord {
         }
         let bt = self.layout.as_deref() == Some("bt");
         let mut b = vec![0; k * sn];
-        for (cj, &j) in cols.iter().enumerate() {
-            let p = plant(Operand::B, j, k);
-            for kk in 0..k {
+        // Row by row of the sampled B (its columns' plants first): written in order, where
+        // column by column each write of a deep B would land on a cache line of its own.
+        let plants: Vec<libgen::LinePlant> = cols.iter().map(|&j| plant(Operand::B, j, k)).collect();
+        for (kk, row) in b.chunks_mut(sn.max(1)).enumerate() {
+            for ((x, &j), &p) in row.iter_mut().zip(&cols).zip(&plants) {
                 let at = if bt { j * k + kk } else { kk * n + j };
-                b[kk * sn + cj] = libgen::planted(fb, p, kk, libgen::element(fb, self.seed, Operand::B, at as u64));
+                *x = libgen::planted(fb, p, kk, libgen::element(fb, self.seed, Operand::B, at as u64));
             }
         }
         let mut sampled = Sampled { g: Gemm { m: sm, n: sn, k, a, b, c: None, bias: None }, rows, cols };
@@ -206,9 +208,9 @@ fn references(g: &Gemm, model: &LibraryModel, cells: impl Iterator<Item = (usize
     let mut a = vec![0f64; g.a.len()];
     r.inputs.to_f64_slice(&g.a, &mut a);
     // B by columns, so that each dot product reads both operands in order.
-    let bt_bits: Vec<u64> = (0..g.n).flat_map(|j| (0..k).map(move |kk| g.b[kk * g.n + j])).collect();
-    let mut bt = vec![0f64; bt_bits.len()];
-    r.b_inputs().to_f64_slice(&bt_bits, &mut bt);
+    let mut b = vec![0f64; g.b.len()];
+    r.b_inputs().to_f64_slice(&g.b, &mut b);
+    let bt = transpose(&b, k, g.n);
     cells
         .map(|(i, j)| {
             let mut acc = match (&g.c, &g.bias) {
@@ -222,6 +224,23 @@ fn references(g: &Gemm, model: &LibraryModel, cells: impl Iterator<Item = (usize
             acc
         })
         .collect()
+}
+
+/// `x` (rows × cols, row-major) transposed, in square blocks that stay in cache: a deep
+/// GEMM's B column by column would read a cache line per element.
+fn transpose(x: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    const BLOCK: usize = 32;
+    let mut out = vec![0f64; x.len()];
+    for r0 in (0..rows).step_by(BLOCK) {
+        for c0 in (0..cols).step_by(BLOCK) {
+            for r in r0..(r0 + BLOCK).min(rows) {
+                for c in c0..(c0 + BLOCK).min(cols) {
+                    out[c * rows + r] = x[r * cols + c];
+                }
+            }
+        }
+    }
+    out
 }
 
 impl GemmRecord {
@@ -503,5 +522,20 @@ impl Ratchet {
             }
         }
         problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The blocked transpose is the transpose, at sizes that cut its blocks anywhere.
+    #[test]
+    fn transpose_in_blocks() {
+        for (rows, cols) in [(1, 1), (1, 70), (33, 1), (33, 70), (64, 32), (100, 3)] {
+            let x: Vec<f64> = (0..rows * cols).map(|v| v as f64).collect();
+            let t = super::transpose(&x, rows, cols);
+            for (r, c) in (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))) {
+                assert_eq!(t[c * rows + r], x[r * cols + c], "{rows}x{cols} at {r}, {c}");
+            }
+        }
     }
 }
