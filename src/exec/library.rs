@@ -52,7 +52,7 @@
 use super::gpu::{Gpu, GpuError};
 use super::lt_log::TraceLine;
 use crate::format::Format;
-use crate::library::gemm::{bias_as_c, linear_takes_epilogue};
+use crate::library::gemm::{bias_as_c, linear_takes_epilogue, transpose};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -223,17 +223,6 @@ fn from_bytes(bytes: &[u8], f: Format) -> Vec<u64> {
             u64::from_le_bytes(b)
         })
         .collect()
-}
-
-/// The transpose of an r×c row-major matrix.
-pub fn transpose(x: &[u64], rows: usize, cols: usize) -> Vec<u64> {
-    let mut out = vec![0; x.len()];
-    for i in 0..rows {
-        for j in 0..cols {
-            out[j * rows + i] = x[i * cols + j];
-        }
-    }
-    out
 }
 
 fn lt_dtype(f: Format) -> cudarc::cublaslt::sys::cudaDataType {

@@ -63,6 +63,23 @@ pub fn linear_takes_epilogue(n: usize, k: usize) -> bool {
     n > 1 && k > 1
 }
 
+/// `x` (rows × cols, row-major) transposed, in square blocks that stay in cache: a deep
+/// matrix column by column would touch a cache line per element.
+pub fn transpose<T: Copy + Default>(x: &[T], rows: usize, cols: usize) -> Vec<T> {
+    const BLOCK: usize = 32;
+    let mut out = vec![T::default(); x.len()];
+    for r0 in (0..rows).step_by(BLOCK) {
+        for c0 in (0..cols).step_by(BLOCK) {
+            for r in r0..(r0 + BLOCK).min(rows) {
+                for c in c0..(c0 + BLOCK).min(cols) {
+                    out[c * rows + r] = x[r * cols + c];
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The bias (n elements) repeated over m rows: C as `addmm` broadcasts it.
 pub fn bias_as_c(m: usize, bias: &[u64]) -> Vec<u64> {
     (0..m).flat_map(|_| bias.iter().copied()).collect()
@@ -461,6 +478,18 @@ fn round_f32_value(f: Format, x: f64, rnd: Rounding) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The blocked transpose is the transpose, at sizes that cut its blocks anywhere.
+    #[test]
+    fn transpose_in_blocks() {
+        for (rows, cols) in [(1, 1), (1, 70), (33, 1), (33, 70), (64, 32), (100, 3)] {
+            let x: Vec<f64> = (0..rows * cols).map(|v| v as f64).collect();
+            let t = super::transpose(&x, rows, cols);
+            for (r, c) in (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))) {
+                assert_eq!(t[c * rows + r], x[r * cols + c], "{rows}x{cols} at {r}, {c}");
+            }
+        }
+    }
 
     #[test]
     fn bit_rounding_of_f32_values_equals_the_general_rounding() {

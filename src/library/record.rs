@@ -210,7 +210,7 @@ fn references(g: &Gemm, model: &LibraryModel, cells: impl Iterator<Item = (usize
     // B by columns, so that each dot product reads both operands in order.
     let mut b = vec![0f64; g.b.len()];
     r.b_inputs().to_f64_slice(&g.b, &mut b);
-    let bt = transpose(&b, k, g.n);
+    let bt = super::gemm::transpose(&b, k, g.n);
     cells
         .map(|(i, j)| {
             let mut acc = match (&g.c, &g.bias) {
@@ -224,23 +224,6 @@ fn references(g: &Gemm, model: &LibraryModel, cells: impl Iterator<Item = (usize
             acc
         })
         .collect()
-}
-
-/// `x` (rows × cols, row-major) transposed, in square blocks that stay in cache: a deep
-/// GEMM's B column by column would read a cache line per element.
-fn transpose(x: &[f64], rows: usize, cols: usize) -> Vec<f64> {
-    const BLOCK: usize = 32;
-    let mut out = vec![0f64; x.len()];
-    for r0 in (0..rows).step_by(BLOCK) {
-        for c0 in (0..cols).step_by(BLOCK) {
-            for r in r0..(r0 + BLOCK).min(rows) {
-                for c in c0..(c0 + BLOCK).min(cols) {
-                    out[c * rows + r] = x[r * cols + c];
-                }
-            }
-        }
-    }
-    out
 }
 
 impl GemmRecord {
@@ -522,20 +505,5 @@ impl Ratchet {
             }
         }
         problems
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// The blocked transpose is the transpose, at sizes that cut its blocks anywhere.
-    #[test]
-    fn transpose_in_blocks() {
-        for (rows, cols) in [(1, 1), (1, 70), (33, 1), (33, 70), (64, 32), (100, 3)] {
-            let x: Vec<f64> = (0..rows * cols).map(|v| v as f64).collect();
-            let t = super::transpose(&x, rows, cols);
-            for (r, c) in (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))) {
-                assert_eq!(t[c * rows + r], x[r * cols + c], "{rows}x{cols} at {r}, {c}");
-            }
-        }
     }
 }
