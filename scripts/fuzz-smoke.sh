@@ -25,12 +25,23 @@ for t in $targets; do (cd fuzz && cargo +nightly fuzz build --dev -s none "$t");
 bin=fuzz/target/x86_64-unknown-linux-gnu/debug
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for t in exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model; do
+# The CPU and parser targets two at a time (each libFuzzer process uses one core); a target
+# that fails fails the step, its last lines shown.
+run_target() {
+  local t=$1 seeds=""
   mkdir -p "$work/$t"
-  seeds=""
   [ -d "fuzz/seeds/$t" ] && seeds="fuzz/seeds/$t"
-  "$bin/$t" "$work/$t" $seeds -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$work/$t-" 2>&1 | tail -1
-done
+  if "$bin/$t" "$work/$t" $seeds -max_total_time="$SECONDS_PER_TARGET" -artifact_prefix="$work/$t-" > "$work/$t.log" 2>&1; then
+    echo "$t: $(tail -1 "$work/$t.log")"
+  else
+    echo "fuzz-smoke: target $t failed:" >&2
+    tail -30 "$work/$t.log" >&2
+    return 1
+  fi
+}
+export -f run_target
+export bin work SECONDS_PER_TARGET
+printf '%s\n' exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model | xargs -P 2 -I{} bash -c 'run_target {}'
 # The CLI as `cargo test` built it for the tests (nothing to compile after scripts/test.sh).
 cargo test --workspace --profile suite --no-run --quiet
 mmafuzz=./target/suite/mmafuzz

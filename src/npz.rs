@@ -23,7 +23,6 @@
 
 use crate::case::{FieldError, MmaCase};
 use crate::format::Format;
-use npyz::npz::{NpzArchive, NpzWriter};
 use npyz::{DType, TypeChar, TypeStr, WriterBuilder};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -219,8 +218,13 @@ struct Member {
 }
 
 /// Read member `name` of an archive; `Ok(None)` when it is absent.
-fn read_member<R: Read + Seek>(npz: &mut NpzArchive<R>, name: &str) -> Result<Option<Member>, String> {
-    let Some(npy) = npz.by_name(name).map_err(|e| format!("not a .npy array: {e}"))? else { return Ok(None) };
+fn read_member<R: Read + Seek>(npz: &mut zip::ZipArchive<R>, name: &str) -> Result<Option<Member>, String> {
+    let entry = match npz.by_name(&format!("{name}.npy")) {
+        Ok(entry) => entry,
+        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+        Err(e) => return Err(format!("cannot read it from the archive: {e}")),
+    };
+    let npy = npyz::NpyFile::new(entry).map_err(|e| format!("not a .npy array: {e}"))?;
     let DType::Plain(ty) = npy.dtype() else { return Err("a structured dtype is not an array of numbers".into()) };
     if npy.order() == npyz::Order::Fortran && npy.shape().len() > 1 {
         return Err("Fortran-ordered array: save it C-contiguous (np.ascontiguousarray)".into());
@@ -294,7 +298,7 @@ impl Batch {
     fn read_from<R: Read + Seek>(reader: R, file: &str) -> Result<Batch, NpzError> {
         let file = file.to_string();
         let err = |member: Option<&str>, message: String| NpzError { file: Some(file.clone()), member: member.map(str::to_string), tile: None, message };
-        let mut npz = NpzArchive::new(reader).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
+        let mut npz = zip::ZipArchive::new(reader).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
         let mut member = |name: &str| read_member(&mut npz, name).map_err(|e| err(Some(name), e));
         const HEADER: &str = "a 1-D uint8 array of JSON text: np.frombuffer(json.dumps(h).encode(), np.uint8)";
         let header = member("header").map_err(|e| NpzError { message: format!("{}; the header is {HEADER}", e.message), ..e })?;
@@ -634,19 +638,20 @@ impl Batch {
         let header = serde_json::to_vec(&self.header_json()).expect("a JSON map serialises");
         let header = Array { storage: Storage::Raw, width: 1, shape: vec![header.len()], bytes: header };
         let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("scale_a", self.scale_a.as_ref()), ("scale_b", self.scale_b.as_ref()), ("d", self.d.as_ref()), ("header", Some(&header))];
-        let mut npz = NpzWriter::new(out);
+        let mut npz = zip::ZipWriter::new(out);
         for (name, arr) in members {
             let Some(arr) = arr else { continue };
-            let options = npyz::zip::write::FileOptions::default()
-                .compression_method(npyz::zip::CompressionMethod::Stored)
+            let options = zip::write::FileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored)
                 // A fixed date: the same batch gives the same bytes.
-                .last_modified_time(npyz::zip::DateTime::default())
+                .last_modified_time(zip::DateTime::default())
                 .large_file(arr.bytes.len() as u64 + 4096 >= u32::MAX as u64);
+            npz.start_file(format!("{name}.npy"), options)?;
             let shape: Vec<u64> = arr.shape.iter().map(|&d| d as u64).collect();
-            let w = npz.array::<u8>(name, options)?.dtype(DType::Plain(arr.descr())).shape(&shape).write_header_only()?;
+            let w = npyz::WriteOptions::<u8>::new().dtype(DType::Plain(arr.descr())).shape(&shape).writer(&mut npz).write_header_only()?;
             w.write_all(&arr.bytes)?;
         }
-        npz.zip_writer().finish()?.flush()
+        npz.finish()?.flush()
     }
 }
 
@@ -654,7 +659,7 @@ impl Batch {
 /// answer to a batch of `tiles` tiles of m×n. `name` is for messages.
 pub fn read_d(bytes: &[u8], name: &str, d_fmt: Format, tiles: usize, m: usize, n: usize) -> Result<Vec<Vec<u64>>, NpzError> {
     let err = |member: Option<&str>, message: String| NpzError { file: Some(name.to_string()), member: member.map(str::to_string), tile: None, message };
-    let mut npz = NpzArchive::new(std::io::Cursor::new(bytes)).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
+    let mut npz = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
     let d = read_member(&mut npz, "d").map_err(|e| err(Some("d"), e))?.ok_or_else(|| err(Some("d"), "missing".into()))?;
     if d.shape != [tiles, m, n] {
         return Err(err(Some("d"), format!("shape {:?}, asked for {tiles} tiles of {m}x{n}", d.shape)));

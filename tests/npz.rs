@@ -151,7 +151,7 @@ fn npy(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8> {
 
 /// A zip of members named `NAME.npy`, as `np.savez` (stored) or `np.savez_compressed` (deflated).
 fn npz(path: &Path, members: &[(&str, Vec<u8>)], compressed: bool) {
-    use npyz::zip::{write::FileOptions, CompressionMethod, ZipWriter};
+    use zip::{write::FileOptions, CompressionMethod, ZipWriter};
     let mut zip = ZipWriter::new(std::fs::File::create(path).unwrap());
     let method = if compressed { CompressionMethod::Deflated } else { CompressionMethod::Stored };
     for (name, bytes) in members {

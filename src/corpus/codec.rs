@@ -193,16 +193,111 @@ impl<'c> Terms<'c> {
             _ => acc,
         }
     }
+
+    /// [`Terms::reference`] of every element, row-major: per element the same operations in
+    /// the same order (bit for bit the same values), computed a row at a time with B's rows
+    /// read contiguously (k outer, columns inner): what decoding a whole tile costs.
+    fn references(&self, window: Window) -> Vec<f64> {
+        let Window { terms: window, sum, field } = window;
+        let (c, terms_k, n) = (self.c, self.terms_k, self.c.n);
+        let live = |t: f64| t.is_finite() && t != 0.0;
+        let xor = self.xor;
+        let product = |a: f64, b: f64| if xor { ((a as i64) ^ (b as i64)) as f64 } else { a * b };
+        let mut out = vec![0.0; c.m * n];
+        // Per column of the row: the largest exponent (i32::MIN: no live term), then the
+        // quantum and its reciprocal ((0, 0): no cut).
+        let mut top = vec![i32::MIN; n];
+        let (mut q, mut per_q) = (vec![0.0; n], vec![0.0; n]);
+        for (i, acc) in out.chunks_exact_mut(n).enumerate() {
+            let a_row = &self.a[i * terms_k..(i + 1) * terms_k];
+            let b_row = |kk: usize| {
+                let r = self.picks.as_ref().map_or(kk, |p| p[i][kk]);
+                &self.b[r * n..(r + 1) * n]
+            };
+            for (j, x) in acc.iter_mut().enumerate() {
+                *x = c.c_fmt.to_f64(c.c_at(i, j));
+            }
+            if let Some(w) = window {
+                let at = |x: f64, f: Format| exponent(x).max(f.emin());
+                for (t, &cv) in top.iter_mut().zip(acc.iter()) {
+                    *t = match (live(cv), field) {
+                        (false, _) => i32::MIN,
+                        (true, true) => at(cv, c.c_fmt),
+                        (true, false) => exponent(cv),
+                    };
+                }
+                for (kk, &a) in a_row.iter().enumerate() {
+                    if field && live(a) {
+                        let ea = at(a, c.a_fmt);
+                        for (t, &b) in top.iter_mut().zip(b_row(kk)) {
+                            if live(b) {
+                                *t = (*t).max(ea + at(b, c.b_fmt));
+                            }
+                        }
+                    } else if !field {
+                        for (t, &b) in top.iter_mut().zip(b_row(kk)) {
+                            let p = product(a, b);
+                            if live(p) {
+                                *t = (*t).max(exponent(p));
+                            }
+                        }
+                    }
+                }
+                for ((&e, q), per_q) in top.iter().zip(&mut q).zip(&mut per_q) {
+                    // Quanta below f64's normal range would make the scaling inexact: no cut.
+                    (*q, *per_q) = if e != i32::MIN && (-1022..=1023).contains(&(e - w)) { (crate::format::pow2(e - w), crate::format::pow2(w - e)) } else { (0.0, 0.0) };
+                }
+            }
+            for ((x, &q), &per_q) in acc.iter_mut().zip(&q).zip(&per_q) {
+                *x = cut(*x, q, per_q);
+            }
+            // Branch-free over the columns (the compiler vectorises it): the products, cut,
+            // added in k order.
+            let (q, per_q) = (&q[..n], &per_q[..n]);
+            for (kk, &a) in a_row.iter().enumerate() {
+                let b = &b_row(kk)[..n];
+                if xor {
+                    for j in 0..n {
+                        acc[j] += cut(((a as i64) ^ (b[j] as i64)) as f64, q[j], per_q[j]);
+                    }
+                } else {
+                    for j in 0..n {
+                        acc[j] += cut(a * b[j], q[j], per_q[j]);
+                    }
+                }
+            }
+            if let Some(p) = sum {
+                for x in acc.iter_mut() {
+                    if x.is_finite() && *x != 0.0 {
+                        let q = crate::format::pow2((exponent(*x) - p + 1).max(-1022));
+                        *x = trunc(*x / q) * q;
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
-/// `x.trunc()` without a library call (the portable build has no SSE4.1 rounding instruction):
-/// below 2^52 in magnitude through i64, at or above it (and NaN, infinities) x is already whole.
+/// A term cut to a multiple of the quantum `q` toward zero (`per_q` = 1/q); `q` = 0: no cut,
+/// nor for infinities and NaN.
+#[inline(always)]
+fn cut(t: f64, q: f64, per_q: f64) -> f64 {
+    let cut = trunc(t * per_q) * q;
+    if q != 0.0 && t.abs() < f64::INFINITY { cut } else { t }
+}
+
+/// `x.trunc()` without a library call (the portable build has no SSE4.1 rounding instruction)
+/// and without a branch (so loops over it vectorise): below 2^52 in magnitude, |x| + 2^52 - 2^52
+/// is |x| rounded to an integer, one less where that rounded up; at or above 2^52 (and NaN,
+/// infinities) x is already whole.
+#[inline(always)]
 fn trunc(x: f64) -> f64 {
-    if x.abs() < 4_503_599_627_370_496.0 {
-        ((x as i64) as f64).copysign(x)
-    } else {
-        x
-    }
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    let y = x.abs();
+    let rounded = (y + TWO_52) - TWO_52;
+    let floor = if rounded > y { rounded - 1.0 } else { rounded };
+    (if y < TWO_52 { floor } else { y }).copysign(x)
 }
 
 /// The codec's predictor: the window that cuts the terms (bits kept below the largest term's
@@ -279,13 +374,13 @@ pub fn d_to_steps(c: &MmaCase, d: &[u64], window: Option<Window>) -> Vec<i64> {
 
 fn steps_under(terms: &Terms, d: &[u64], window: Option<Window>) -> Vec<i64> {
     let (c, w) = (terms.c, window.unwrap_or_default());
-    (0..c.m * c.n).map(|e| step_from(d[e], terms.reference(e / c.n, e % c.n, w), c.d_fmt, window.is_some())).collect()
+    terms.references(w).into_iter().zip(d).map(|(r, &d)| step_from(d, r, c.d_fmt, window.is_some())).collect()
 }
 
 /// The inverse of [`d_to_steps`].
 pub fn steps_to_d(c: &MmaCase, steps: &[i64], window: Option<Window>) -> Vec<u64> {
     let (w, terms) = (window.unwrap_or_default(), Terms::new(c));
-    steps.iter().enumerate().map(|(e, &s)| bits_at_step(terms.reference(e / c.n, e % c.n, w), s, c.d_fmt, window.is_some())).collect()
+    terms.references(w).into_iter().zip(steps).map(|(r, &s)| bits_at_step(r, s, c.d_fmt, window.is_some())).collect()
 }
 
 /// About how many bits the steps take written out: what the encoder minimises.
@@ -555,6 +650,38 @@ mod tests {
                 let line = encode_line(&explicit, &d, Some(p), true);
                 assert!(line.contains("\"a\""));
                 assert_eq!(decode_line(&line, None).unwrap().1, d);
+            }
+        }
+    }
+
+    /// A whole tile's references, computed a row at a time, are bit for bit each element's own
+    /// reference (NaN for NaN): every path (sparse picks, b1 XOR pairs, block scales, wgmma widths),
+    /// each kind of window, generated tiles (boundary exponents, specials, subnormals) of several recipes.
+    #[test]
+    fn row_references_equal_element_references() {
+        let paths = crate::exec::paths::PATHS.iter().chain(crate::exec::simulated::SIMULATED);
+        // No cut; term windows with and without a sum cut; a sum cut alone; field alignment.
+        let plain = |terms, sum| Window { terms, sum, field: false };
+        let field = |terms, sum| Window { terms: Some(terms), sum, field: true };
+        let some_windows = [Window::default(), plain(Some(10), None), plain(Some(13), Some(14)), plain(None, Some(24)), field(25, None), field(27, Some(24))];
+        assert!(some_windows.iter().skip(1).all(|w| windows().any(|x| x == *w)));
+        for p in paths {
+            for index in 0..4 {
+                let case = crate::gen::case_at(p, 17, index);
+                let terms = Terms::new(&case);
+                for w in some_windows {
+                    let rows = terms.references(w);
+                    assert_eq!(rows.len(), case.m * case.n);
+                    // Wide wgmma tiles: about 1,000 elements spread over every row and column.
+                    let every = (rows.len() / 1000).max(1) | 1;
+                    for (e, r) in rows.iter().enumerate().step_by(every) {
+                        let one = terms.reference(e / case.n, e % case.n, w);
+                        // A NaN's payload is not part of the reference (anchor() reads only
+                        // that it is NaN; Rust leaves NaN payloads of arithmetic unspecified).
+                        let same = r.to_bits() == one.to_bits() || (r.is_nan() && one.is_nan());
+                        assert!(same, "{} tile {index} element {e} window {w:?}: {r} against {one}", p.id);
+                    }
+                }
             }
         }
     }
