@@ -1089,10 +1089,16 @@ fn lane_layout(chain: &[Vec<usize>], order: BlockOrder) -> (Vec<usize>, Vec<std:
 
 /// The case with A's columns and B's rows in the given order of K.
 fn with_k_order(case: &MmaCase, order: &[usize]) -> MmaCase {
-    let (m, n) = (case.m, case.n);
-    // Only A, B and C matter to the kernel: the case's other fields are not copied.
-    let a = (0..m).flat_map(|i| order.iter().map(move |&kk| case.a_at(i, kk))).collect();
-    let b = order.iter().flat_map(|&kk| case.b[kk * n..(kk + 1) * n].iter().copied()).collect();
+    let (m, n, k) = (case.m, case.n, case.k);
+    // Only A, B and C matter to the kernel: the case's other fields are not copied. A dense
+    // A is gathered row by row (a sparse one through `a_at`, which reads its metadata).
+    let mut a = Vec::with_capacity(m * order.len());
+    match case.meta {
+        None => case.a.chunks_exact(k).for_each(|row| a.extend(order.iter().map(|&kk| row[kk]))),
+        Some(_) => (0..m).for_each(|i| a.extend(order.iter().map(|&kk| case.a_at(i, kk)))),
+    }
+    let mut b = Vec::with_capacity(order.len() * n);
+    order.iter().for_each(|&kk| b.extend_from_slice(&case.b[kk * n..(kk + 1) * n]));
     MmaCase { a, b, c: case.c.clone(), meta: None, scales: None, extra: Default::default(), ..*case }
 }
 
