@@ -251,8 +251,7 @@ impl<'c> Terms<'c> {
             for ((x, &q), &per_q) in acc.iter_mut().zip(&q).zip(&per_q) {
                 *x = cut(*x, q, per_q);
             }
-            // Branch-free over the columns (the compiler vectorises it): the products, cut,
-            // added in k order.
+            // The products, cut, added in k order; over the columns without a branch.
             let (q, per_q) = (&q[..n], &per_q[..n]);
             for (kk, &a) in a_row.iter().enumerate() {
                 let b = &b_row(kk)[..n];
@@ -288,7 +287,7 @@ fn cut(t: f64, q: f64, per_q: f64) -> f64 {
 }
 
 /// `x.trunc()` without a library call (the portable build has no SSE4.1 rounding instruction)
-/// and without a branch (so loops over it vectorise): below 2^52 in magnitude, |x| + 2^52 - 2^52
+/// and without a branch (a select, not a jump): below 2^52 in magnitude, |x| + 2^52 - 2^52
 /// is |x| rounded to an integer, one less where that rounded up; at or above 2^52 (and NaN,
 /// infinities) x is already whole.
 #[inline(always)]
