@@ -255,14 +255,8 @@ impl<'c> Terms<'c> {
             let (q, per_q) = (&q[..n], &per_q[..n]);
             for (kk, &a) in a_row.iter().enumerate() {
                 let b = &b_row(kk)[..n];
-                if xor {
-                    for j in 0..n {
-                        acc[j] += cut(((a as i64) ^ (b[j] as i64)) as f64, q[j], per_q[j]);
-                    }
-                } else {
-                    for j in 0..n {
-                        acc[j] += cut(a * b[j], q[j], per_q[j]);
-                    }
+                for j in 0..n {
+                    acc[j] += cut(product(a, b[j]), q[j], per_q[j]);
                 }
             }
             if let Some(p) = sum {
