@@ -683,6 +683,38 @@ fn f16_to_f64(b: u16) -> f64 {
     f64::from_bits(if e == 0 { subnormal } else if e == 0x1f { special } else { normal })
 }
 
+/// An f64 that is not NaN rounded to nearest-even IEEE binary16 (overflow to infinity, gradual
+/// underflow, zeros and infinities keep their sign), by integer arithmetic on its bits: what
+/// [`Format::round`] gives for F16 with `Rounding::Rne` and `Overflow::Ieee`, without its general
+/// u128 path. Written as selects (no branch), so that a slice of them vectorises.
+#[inline]
+pub(crate) fn f64_to_f16_rne(d: f64) -> u64 {
+    let bits = d.to_bits();
+    let sign = (bits >> 48) & 0x8000;
+    let field = ((bits >> 52) & 0x7ff) as i64;
+    let e = field - 1023;
+    let sig = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    // Normals keep 10 fraction bits (shift 42) with the exponent field added, so that a carry
+    // out of the significand steps the exponent (up to infinity); subnormals count 2^-24 units,
+    // and from 2^-25 down every value rounds to zero (shift 54 leaves less than half).
+    let normal = e >= -14;
+    let shift = if normal { 42 } else { (28 - e).clamp(43, 54) as u64 };
+    let base = if normal { ((e + 14) as u64) << 10 } else { 0 };
+    let kept = sig >> shift;
+    let rem = sig & ((1u64 << shift) - 1);
+    let half = 1u64 << (shift - 1);
+    let up = ((rem > half) | ((rem == half) & (kept & 1 == 1))) as u64;
+    // For normals `kept` carries the implicit bit at 2^10, which adds one to the exponent field.
+    let rounded = sign | (base + kept + up);
+    let rounded = if e >= 16 { sign | 0x7c00 } else { rounded };
+    // Zeros and f64 subnormals (far below half of f16's least subnormal): a zero of their sign.
+    if field == 0 {
+        sign
+    } else {
+        rounded
+    }
+}
+
 /// Every pattern's value of a format of at most 8 bits, built once from [`Format::decode`]
 /// (bits above the format's width are ignored, as `decode` ignores them).
 fn small_table(f: Format) -> &'static [f64; 256] {
@@ -739,6 +771,40 @@ mod tests {
 
     fn val(f: Format, bits: u64) -> f64 {
         f.decode(bits).to_f64()
+    }
+
+    /// The bit-level f64 -> f16 rounding equals the general `round` on every f16 value, every
+    /// midpoint between neighbours (ties to even), a step either side of each midpoint, and
+    /// values far below the least subnormal and above the largest finite.
+    #[test]
+    fn f64_to_f16_rne_equals_the_general_rounding() {
+        let general = |d: f64| {
+            if d == 0.0 || d.is_infinite() {
+                return if d == 0.0 { Format::F16.zero_bits(d.is_sign_negative()) } else { Format::F16.inf_bits(d < 0.0) };
+            }
+            let (bits, biased) = (d.to_bits(), ((d.to_bits() >> 52) & 0x7ff) as i32);
+            let sig = if biased == 0 { bits & ((1u64 << 52) - 1) } else { (bits & ((1u64 << 52) - 1)) | (1u64 << 52) };
+            Format::F16.round(d < 0.0, sig as u128, biased.max(1) - 1075, false, Rounding::Rne, Overflow::Ieee)
+        };
+        let mut checked = 0;
+        for b in 0u64..0x7bff {
+            let (x, next) = (Format::F16.to_f64(b), Format::F16.to_f64(b + 1));
+            let mid = (x + next) / 2.0;
+            for d in [x, mid, f64::from_bits(mid.to_bits() - 1), f64::from_bits(mid.to_bits() + 1)] {
+                for d in [d, -d] {
+                    assert_eq!(f64_to_f16_rne(d), general(d), "{d:e}");
+                    checked += 1;
+                }
+            }
+        }
+        for d in [1e-300, 2.9e-8, 3.0e-8, 5.960464477539063e-8 / 2.0, 65519.99, 65520.0, 1e5, f64::INFINITY, 5e-324] {
+            for d in [d, -d] {
+                assert_eq!(f64_to_f16_rne(d), general(d), "{d:e}");
+            }
+        }
+        assert_eq!(f64_to_f16_rne(65520.0), 0x7c00, "the midpoint above the largest finite rounds to infinity");
+        assert_eq!(f64_to_f16_rne(-2.9802322387695312e-8), 0x8000, "half the least subnormal ties to -0");
+        assert!(checked > 200_000);
     }
 
     #[test]

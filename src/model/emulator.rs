@@ -524,6 +524,15 @@ impl<'a> TileRun<'a> {
         let c_floor = crate::format::pow2(self.case.c_fmt.emin());
         kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window, b_row_stride: 0 }, &mut d);
         let direct = self.direct();
+        if let Some(nan) = self.cpu_c_after {
+            // C after the chain, added on the CPU: the whole tile at once, then the general path
+            // for what the kernel handed back.
+            c_after_on_cpu_slice(self.acc_fmt, &self.case.c, &mut d, nan);
+            for (idx, x) in d.iter_mut().enumerate().filter(|(_, x)| **x == GENERAL) {
+                *x = self.element(idx / n, idx % n);
+            }
+            return Some(d);
+        }
         for (idx, x) in d.iter_mut().enumerate() {
             *x = self.settle_float(idx / n, idx % n, *x, direct);
         }
@@ -1166,9 +1175,7 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
                 continue;
             }
             if let Some(nan) = cpu_after {
-                for (j, x) in row.iter_mut().enumerate() {
-                    *x = c_after_on_cpu(acc_fmt, case.c[i * n + j], *x, nan);
-                }
+                c_after_on_cpu_slice(acc_fmt, &case.c[i * n..(i + 1) * n], row, nan);
                 continue;
             }
         }
@@ -1217,21 +1224,34 @@ fn fixed_nan(rule: NanOutput, f: Format) -> Option<u64> {
 /// path's exact sum and rounding give (zero signs, subnormals, overflow alike); `nan` for NaN.
 /// f32 adds on the CPU's adder; two f16 values add exactly in f64, then round once.
 fn c_after_on_cpu(f: Format, c: u64, chain: u64, nan: u64) -> u64 {
-    if f == Format::F32 {
-        let d = f32::from_bits(c as u32) + f32::from_bits(chain as u32);
-        return if d.is_nan() { nan } else { d.to_bits() as u64 };
+    // Two f32 or two f16 values sum exactly in f64 (f16's 40-bit span of places fits in 53),
+    // so f16 rounds once, from the exact sum. The results are selects, not branches.
+    let (sum, bits) = match f {
+        Format::F32 => {
+            let d = f32::from_bits(c as u32) + f32::from_bits(chain as u32);
+            (d as f64, d.to_bits() as u64)
+        }
+        Format::F16 => {
+            let d = f.to_f64(c) + f.to_f64(chain);
+            (d, crate::format::f64_to_f16_rne(d))
+        }
+        _ => unreachable!("cpu_c_after admits f32 and f16 accumulators only"),
+    };
+    if sum.is_nan() {
+        nan
+    } else {
+        bits
     }
-    let d = f.to_f64(c) + f.to_f64(chain);
-    if d.is_nan() {
-        return nan;
+}
+
+/// [`c_after_on_cpu`] over lane results laid out as `c` is (a row or a tile), leaving the
+/// elements the kernel handed back ([`GENERAL`]) for the general path.
+fn c_after_on_cpu_slice(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
+    match f {
+        // One loop per format, so that each vectorises on its own.
+        Format::F32 => d.iter_mut().zip(c).for_each(|(x, &c)| *x = if *x == GENERAL { GENERAL } else { c_after_on_cpu(Format::F32, c, *x, nan) }),
+        _ => d.iter_mut().zip(c).for_each(|(x, &c)| *x = if *x == GENERAL { GENERAL } else { c_after_on_cpu(f, c, *x, nan) }),
     }
-    if d == 0.0 || d.is_infinite() {
-        return if d == 0.0 { f.zero_bits(d.is_sign_negative()) } else { f.inf_bits(d < 0.0) };
-    }
-    let (bits, biased) = (d.to_bits(), ((d.to_bits() >> 52) & 0x7ff) as i32);
-    let sig = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
-    // Every f16 sum is a normal f64: its exponent is its biased field less 1075.
-    f.round(d < 0.0, sig as u128, biased - 1075, false, Rounding::Rne, Overflow::Ieee)
 }
 
 /// Whether the lane kernel covers this arithmetic and these formats: exact narrow products,
