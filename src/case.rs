@@ -164,7 +164,10 @@ impl MmaCase {
             if meta.len() != a_len {
                 return Err(field_err("meta", format!("has {} indices, the {} kept A elements need one each", meta.len(), a_len)));
             }
-            if let Some(t) = meta.chunks_exact(2).position(|p| p[0] >= p[1] || p[1] > 3) {
+            // One pass without branches first; the offending pair only when there is one.
+            let bad = |p: &[u8]| (p[0] >= p[1]) | (p[1] > 3);
+            if meta.chunks_exact(2).fold(false, |any, p| any | bad(p)) {
+                let t = meta.chunks_exact(2).position(bad).expect("some pair is out of order");
                 return Err(field_err("meta", format!("pair {t} is {:?}: each pair's indices must increase within 0..=3", &meta[2 * t..2 * t + 2])));
             }
         }

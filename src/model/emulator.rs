@@ -1146,17 +1146,25 @@ pub(crate) fn block_members(blocks: &super::Blocks, k: usize) -> Vec<Vec<usize>>
 /// kernel hands back and D's conversion where it is not direct, which go through that row's
 /// case as before. `None` where the float kernel does not take the model.
 fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>, EmulatorError> {
-    let row0 = case.dense_row(0).expect("a sparse case");
     let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
     let (m, n, half) = (case.m, case.n, case.k / 2);
+    let meta = case.meta.as_deref().expect("a sparse case");
+    // A row's dense dot product, as far as `lanes_apply` reads it (shape and formats).
+    let row_shape = MmaCase { m: 1, k: half, a: Vec::new(), b: Vec::new(), c: Vec::new(), meta: None, scales: None, extra: Default::default(), ..*case };
     let blocks = block_members(&ar.blocks, half);
-    if !lanes_apply(ar, &row0, acc_fmt, &blocks) {
+    if !lanes_apply(ar, &row_shape, acc_fmt, &blocks) {
         return Ok(None);
     }
-    // Kept values in the kernel's order (block after block), A's and B's rows alike.
+    // Kept values in the kernel's order (block after block), A's and B's rows alike: kept
+    // value t of row i sits at dense K position 4·(t/2) + meta[i·half + t] (`MmaCase::picks`).
     let (order, _) = lane_layout(&blocks, ar.blocks.order);
-    let picks: Vec<Vec<usize>> = (0..m).map(|i| case.picks(i).expect("sparse")).map(|p| order.iter().map(|&t| p[t]).collect()).collect();
-    let kept = MmaCase { a: (0..m).flat_map(|i| order.iter().map(move |&t| case.a[i * half + t])).collect(), b: Vec::new(), c: case.c.clone(), meta: None, scales: None, extra: Default::default(), k: half, ..*case };
+    let mut picks = Vec::with_capacity(m * half);
+    let mut kept_a = Vec::with_capacity(m * half);
+    for (row_meta, row_a) in meta.chunks_exact(half).zip(case.a.chunks_exact(half)) {
+        picks.extend(order.iter().map(|&t| 4 * (t / 2) + row_meta[t] as usize));
+        kept_a.extend(order.iter().map(|&t| row_a[t]));
+    }
+    let kept = MmaCase { a: kept_a, b: Vec::new(), c: case.c.clone(), meta: None, scales: None, extra: Default::default(), k: half, ..*case };
     let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = prepare_lanes_for(ar, &kept, acc_fmt, Some((&picks, &case.b))) else {
         return Ok(None);
     };
@@ -1287,10 +1295,10 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
 }
 
 /// [`prepare_lanes`], or the same for a sparse case: `sparse`: for a 2:4 sparse case, each row's dense positions of its kept values in the order
-/// the kernel takes them, and the dense B they select rows of; `case.a` then holds those values
+/// the kernel takes them (row i at `i·k..(i+1)·k`), and the dense B they select rows of; `case.a` then holds those values
 /// (m×k with k the kept count, in that order; `case.b` is not read), and only the float
 /// kernel's form is made (`None` when the int kernel is chosen).
-fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: Option<(&[Vec<usize>], &[u64])>) -> Option<LanePrep> {
+fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: Option<(&[usize], &[u64])>) -> Option<LanePrep> {
     let (m, n, k) = (case.m, case.n, case.k);
     let in_sub = ar.inputs.subnormals;
     let (pa, pb) = (case.a_fmt.precision(), case.b_fmt.precision());
@@ -1338,17 +1346,17 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
             if field_sum {
                 let (floor_a, floor_b) = (crate::format::pow2(ar.inputs.field_emin(case.a_fmt)), crate::format::pow2(ar.inputs.field_emin(case.b_fmt)));
                 fa = a.iter().map(|&v| field_pow(v, floor_a)).collect();
-                fb = b.iter().map(|lanes| lanes.map(|v| field_pow(v, floor_b))).collect();
+                fb = vec![[0f64; LANES]; b.len()];
+                fb.as_flattened_mut().iter_mut().zip(b.as_flattened()).for_each(|(f, &v)| *f = field_pow(v, floor_b));
             }
             if let Some((picks, _)) = sparse {
                 // For each row of A, the rows of B its kept values select, in its order.
                 let gather = |v: &[[f64; LANES]]| -> Vec<[f64; LANES]> {
-                    let mut out = vec![[0f64; LANES]; m * chunks * k];
-                    for (i, row_picks) in picks.iter().enumerate() {
+                    // Laid out as row, chunk, kept value: (i·chunks + chunk)·k + t.
+                    let mut out = Vec::with_capacity(m * chunks * k);
+                    for row_picks in picks.chunks_exact(k) {
                         for chunk in 0..chunks {
-                            for (t, &kk) in row_picks.iter().enumerate() {
-                                out[(i * chunks + chunk) * k + t] = v[chunk * b_rows + kk];
-                            }
+                            out.extend(row_picks.iter().map(|&kk| v[chunk * b_rows + kk]));
                         }
                     }
                     out
@@ -1422,13 +1430,14 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
 /// format for subnormals), 0 for a zero (its products join no maximum), the value itself for
 /// NaN and infinities (their lanes leave the kernel).
 fn field_pow(v: f64, floor: f64) -> f64 {
+    // Selects, not branches, so that slices of operands vectorise.
+    let pow = f64::from_bits(v.abs().to_bits() & 0x7ff0_0000_0000_0000).max(floor);
+    let pow = if v.is_finite() { pow } else { v };
     if v == 0.0 {
-        return 0.0;
+        0.0
+    } else {
+        pow
     }
-    if !v.is_finite() {
-        return v;
-    }
-    f64::from_bits(v.abs().to_bits() & 0x7ff0_0000_0000_0000).max(floor)
 }
 
 /// Replace subnormal values by zeros: of the same sign (`Flush`), or +0 for them and for zeros of
