@@ -2,6 +2,10 @@
 # The CPU side's speed on the GPU machine (after scripts/gpu-prepare.sh; carry .gpu), issue 13:
 #   bash scripts/gpu-speed.sh bench SECS              `mmafuzz bench --paths sm90` on one core: every
 #                                                     path's model against MPFR, and on hunt tiles
+#   bash scripts/gpu-speed.sh bench-vs SECS OLD.xz   the same with an older build (xz-compressed, in
+#                                                     .gpu/) on another core at the same time, twice
+#                                                     with the cores swapped; scripts/bench-compare.py
+#                                                     prints both side by side
 #   bash scripts/gpu-speed.sh hunt SECS SEED          CPU-engine hunts against the GPU on all cores,
 #                                                     features sampled (default) and on every tile
 #   bash scripts/gpu-speed.sh engines SECS SEED       the CPU engine and --engine gpu-tiles (the same
@@ -24,6 +28,17 @@ echo "cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 case "$1" in
   bench)
     taskset -c 0 "$bin" bench --paths sm90 --seconds "$2" 2>/dev/null | tee "$out/bench-paths.txt" ;;
+  bench-vs)
+    xz -dc "$3" > "$out/mmafuzz-old" && chmod +x "$out/mmafuzz-old"
+    for round in 1 2; do
+      cores=(0 8)
+      [ "$round" = 2 ] && cores=(8 0)
+      taskset -c "${cores[0]}" "$bin" bench --paths "${PATHS:-sm90}" --seconds "$2" > "$out/bench-new-$round.txt" 2>/dev/null &
+      taskset -c "${cores[1]}" "$out/mmafuzz-old" bench --paths "${PATHS:-sm90}" --seconds "$2" > "$out/bench-old-$round.txt" 2>/dev/null &
+      wait
+    done
+    rm -f "$out/mmafuzz-old"
+    python3 scripts/bench-compare.py "$out"/bench-old-*.txt -- "$out"/bench-new-*.txt | tee "$out/bench-vs.txt" ;;
   hunt)
     for p in $paths; do
       for every in ${FEATURES_EVERY:-16 1}; do

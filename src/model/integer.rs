@@ -5,6 +5,7 @@
 
 use super::{Arithmetic, CPlacement};
 use crate::case::MmaCase;
+use crate::format::Format;
 
 /// Why a model cannot run an integer case.
 pub(crate) fn unsupported(ar: &Arithmetic, case: &MmaCase) -> Option<String> {
@@ -27,8 +28,6 @@ pub(crate) fn element(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase, i:
 /// slices, which the compiler vectorises; otherwise [`dot`] gathers each block's k.
 pub(crate) fn tile(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase) -> Vec<u64> {
     let (m, n, k) = (case.m, case.n, case.k);
-    let a: Vec<i64> = case.a.iter().map(|&x| case.a_fmt.int_value(x)).collect();
-    let bt: Vec<i64> = (0..n).flat_map(|j| (0..k).map(move |kk| (kk, j))).map(|(kk, j)| case.b_fmt.int_value(case.b_at(kk, j))).collect();
     let c: Vec<i64> = case.c.iter().map(|&x| case.c_fmt.int_value(x)).collect();
     let xor = case.xor_pairs();
     let runs: Option<Vec<std::ops::Range<usize>>> = blocks.iter().map(|b| b.windows(2).all(|w| w[1] == w[0] + 1).then(|| b[0]..b[b.len() - 1] + 1)).collect();
@@ -36,11 +35,39 @@ pub(crate) fn tile(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase) -> Ve
         // Operands of at most 8 bits: every product (at most 255·255) and block sum (at most
         // 256 of them) fits an i32.
         Some(runs) if k <= 256 && case.a_fmt.storage_bits() <= 8 && case.b_fmt.storage_bits() <= 8 => {
-            let (a32, bt32): (Vec<i32>, Vec<i32>) = (a.iter().map(|&x| x as i32).collect(), bt.iter().map(|&x| x as i32).collect());
-            (0..m * n).map(|e| dot_runs(ar, &runs, case, xor, &a32[e / n * k..][..k], &bt32[e % n * k..][..k], c[e])).collect()
+            let (a, bt): (Vec<i32>, Vec<i32>) = (decoded(case.a_fmt, &case.a), transposed(&decoded(case.b_fmt, &case.b), k, n));
+            (0..m * n).map(|e| dot_runs(ar, &runs, case, xor, &a[e / n * k..][..k], &bt[e % n * k..][..k], c[e])).collect()
         }
-        _ => (0..m * n).map(|e| dot(ar, blocks, case, xor, &a[e / n * k..][..k], &bt[e % n * k..][..k], c[e])).collect(),
+        _ => {
+            let a: Vec<i64> = case.a.iter().map(|&x| case.a_fmt.int_value(x)).collect();
+            let b: Vec<i64> = case.b.iter().map(|&x| case.b_fmt.int_value(x)).collect();
+            let bt = transposed(&b, k, n);
+            (0..m * n).map(|e| dot(ar, blocks, case, xor, &a[e / n * k..][..k], &bt[e % n * k..][..k], c[e])).collect()
+        }
     }
+}
+
+/// The values of bit patterns of an integer format of at most 32 bits, the format looked at
+/// once (a shift pair per element, which vectorises), not per element as `Format::int_value`.
+fn decoded(f: Format, bits: &[u64]) -> Vec<i32> {
+    let spec = f.integer().expect("an integer format");
+    let shift = 64 - spec.bits;
+    if spec.signed {
+        bits.iter().map(|&x| (((x << shift) as i64) >> shift) as i32).collect()
+    } else {
+        bits.iter().map(|&x| ((x << shift) >> shift) as i32).collect()
+    }
+}
+
+/// A row-major rows×cols matrix transposed (column j becomes row j).
+fn transposed<T: Copy + Default>(v: &[T], rows: usize, cols: usize) -> Vec<T> {
+    let mut t = vec![T::default(); rows * cols];
+    for (r, row) in v.chunks_exact(cols).enumerate() {
+        for (j, &x) in row.iter().enumerate() {
+            t[j * rows + r] = x;
+        }
+    }
+    t
 }
 
 /// [`dot`] with every block a run of consecutive k.
