@@ -522,7 +522,7 @@ impl<'a> TileRun<'a> {
         let reverse = self.ar.blocks.order == BlockOrder::Reverse;
         let mut d = vec![0u64; m * n];
         let c_floor = crate::format::pow2(self.case.c_fmt.emin());
-        kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window, b_row_stride: 0 }, &mut d);
+        kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window, b_picks: &[] }, &mut d);
         let direct = self.direct();
         if let Some(nan) = self.cpu_c_after {
             // C after the chain, added on the CPU: the whole tile at once, then the general path
@@ -1165,15 +1165,14 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
         kept_a.extend(order.iter().map(|&t| row_a[t]));
     }
     let kept = MmaCase { a: kept_a, b: Vec::new(), c: case.c.clone(), meta: None, scales: None, extra: Default::default(), k: half, ..*case };
-    let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = prepare_lanes_for(ar, &kept, acc_fmt, Some((&picks, &case.b))) else {
+    let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = prepare_lanes_for(ar, &kept, acc_fmt, Some(&case.b)) else {
         return Ok(None);
     };
     let block_width = if ar.blocks.width == 0 { half } else { ar.blocks.width };
     let reverse = ar.blocks.order == BlockOrder::Reverse;
     let c_floor = crate::format::pow2(case.c_fmt.emin());
-    let chunks = n.div_ceil(LANES);
     let mut d = vec![0u64; m * n];
-    kernel(&FloatTile { a: &a, b: &b, fa: &fa, fb: &fb, c_floor, c: &c, m, n, k: half, block_width, reverse, w: &window, b_row_stride: chunks * half }, &mut d);
+    kernel(&FloatTile { a: &a, b: &b, fa: &fa, fb: &fb, c_floor, c: &c, m, n, k: half, block_width, reverse, w: &window, b_picks: &picks }, &mut d);
     let direct = acc_fmt == case.c_fmt && ar.output.subnormals == Subnormals::Keep && ar.blocks.c != CPlacement::After;
     let cpu_after = cpu_c_after(ar, case, acc_fmt);
     for i in 0..m {
@@ -1294,11 +1293,12 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
     prepare_lanes_for(ar, case, acc_fmt, None).expect("dense tiles take either kernel")
 }
 
-/// [`prepare_lanes`], or the same for a sparse case: `sparse`: for a 2:4 sparse case, each row's dense positions of its kept values in the order
-/// the kernel takes them (row i at `i·k..(i+1)·k`), and the dense B they select rows of; `case.a` then holds those values
-/// (m×k with k the kept count, in that order; `case.b` is not read), and only the float
-/// kernel's form is made (`None` when the int kernel is chosen).
-fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: Option<(&[usize], &[u64])>) -> Option<LanePrep> {
+/// [`prepare_lanes`], or the same for a 2:4 sparse case: `sparse` is then the dense B whose
+/// rows the kernel picks for each row of A (`FloatTile::b_picks`), laid out per chunk of eight
+/// columns like a dense B; `case.a` holds the kept values (m×k with k the kept count, in the
+/// kernel's order; `case.b` is not read), and only the float kernel's form is made (`None`
+/// when the int kernel is chosen).
+fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: Option<&[u64]>) -> Option<LanePrep> {
     let (m, n, k) = (case.m, case.n, case.k);
     let in_sub = ar.inputs.subnormals;
     let (pa, pb) = (case.a_fmt.precision(), case.b_fmt.precision());
@@ -1319,10 +1319,10 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
             let mut a = vec![0f64; m * k];
             case.a_fmt.to_f64_slice(&case.a, &mut a);
             // B per chunk of eight columns, one row of lanes per row of B (a sparse case's dense
-            // B: its rows are gathered per row of A below, once decoded).
+            // B, whose rows the kernel picks for each row of A).
             let (b_bits, b_rows) = match sparse {
                 None => (&case.b[..], k),
-                Some((_, dense_b)) => (dense_b, dense_b.len() / n),
+                Some(dense_b) => (dense_b, dense_b.len() / n),
             };
             let mut b = vec![[0f64; LANES]; chunks * b_rows];
             for (kk, row) in b_bits.chunks(n).enumerate() {
@@ -1348,23 +1348,6 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
                 fa = a.iter().map(|&v| field_pow(v, floor_a)).collect();
                 fb = vec![[0f64; LANES]; b.len()];
                 fb.as_flattened_mut().iter_mut().zip(b.as_flattened()).for_each(|(f, &v)| *f = field_pow(v, floor_b));
-            }
-            if let Some((picks, _)) = sparse {
-                // For each row of A, the rows of B its kept values select, in its order.
-                let gather = |v: &[[f64; LANES]]| -> Vec<[f64; LANES]> {
-                    // Laid out as row, chunk, kept value: (i·chunks + chunk)·k + t.
-                    let mut out = Vec::with_capacity(m * chunks * k);
-                    for row_picks in picks.chunks_exact(k) {
-                        for chunk in 0..chunks {
-                            out.extend(row_picks.iter().map(|&kk| v[chunk * b_rows + kk]));
-                        }
-                    }
-                    out
-                };
-                b = gather(&b);
-                if field_sum {
-                    fb = gather(&fb);
-                }
             }
             LaneOperands::Float { a, b, fa, fb, c, kernel }
         }

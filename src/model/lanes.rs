@@ -474,9 +474,10 @@ pub(super) struct FloatTile<'a> {
     pub block_width: usize,
     pub reverse: bool,
     pub w: &'a Window,
-    /// 0 when every row of A meets the same B; otherwise (2:4 sparse tiles) how far apart in
-    /// `b`/`fb` the rows of B for consecutive rows of A are: each row's own gathered B.
-    pub b_row_stride: usize,
+    /// Empty when every row of A meets the same B. For 2:4 sparse tiles, the row of `b`/`fb`
+    /// (a dense B of its own height) each kept value of A meets: row i's at `i·k..(i+1)·k`.
+    /// The kernel gathers them per row of A and chunk of lanes, into a buffer that stays in cache.
+    pub b_picks: &'a [usize],
 }
 
 /// Marks, in a tile's output, an element the general path must settle (no accumulator format
@@ -495,10 +496,24 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
     let nblocks = k.div_ceil(t.block_width);
     // 2^emin of the accumulator: the running value's smallest field-sum key after a block.
     let acc_floor = crate::format::pow2(w.acc.emin as i32);
+    let sparse = !t.b_picks.is_empty();
+    let b_rows = if sparse { b_all.len() / n.div_ceil(LANES) } else { k };
+    let (mut picked, mut picked_f) = (vec![[0f64; LANES]; if sparse { k } else { 0 }], vec![[0f64; LANES]; if sparse && FIELD_SUM { k } else { 0 }]);
     for i in 0..t.m {
         for j0 in (0..n).step_by(LANES) {
             let width = LANES.min(n - j0);
             let chunk = j0 / LANES;
+            // This chunk's B (and its field powers) as row i meets it.
+            let (b_row, fb_row): (&[[f64; LANES]], &[[f64; LANES]]) = if sparse {
+                let (picks, rows) = (&t.b_picks[i * k..(i + 1) * k], chunk * b_rows);
+                picked.iter_mut().zip(picks).for_each(|(x, &p)| *x = b_all[rows + p]);
+                if FIELD_SUM {
+                    picked_f.iter_mut().zip(picks).for_each(|(x, &p)| *x = t.fb[rows + p]);
+                }
+                (&picked, &picked_f)
+            } else {
+                (&b_all[chunk * k..(chunk + 1) * k], if FIELD_SUM { &t.fb[chunk * k..(chunk + 1) * k] } else { &[] })
+            };
             let mut accs = Accs::default();
             let (mut live, mut zero, mut bits) = ([1u64; LANES], [0u64; LANES], [0u64; LANES]);
             accs.val[..width].copy_from_slice(&c_all[i * n + j0..i * n + j0 + width]);
@@ -506,9 +521,8 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
                 let floor = if blk == 0 { t.c_floor } else { acc_floor };
                 let blk = if t.reverse { nblocks - 1 - blk } else { blk };
                 let (k0, k1) = (blk * t.block_width, ((blk + 1) * t.block_width).min(k));
-                let bo = i * t.b_row_stride + chunk * k;
-                let (a, b) = (&a_all[i * k + k0..i * k + k1], &b_all[bo + k0..bo + k1]);
-                let (fa, fb) = if FIELD_SUM { (&t.fa[i * k + k0..i * k + k1], &t.fb[bo + k0..bo + k1]) } else { (a, b) };
+                let (a, b) = (&a_all[i * k + k0..i * k + k1], &b_row[k0..k1]);
+                let (fa, fb) = if FIELD_SUM { (&t.fa[i * k + k0..i * k + k1], &fb_row[k0..k1]) } else { (a, b) };
                 block_float::<MODE, FIELD_SUM>(a, b, fa, fb, &mut accs, floor, &w, &mut live, &mut zero, &mut bits);
             }
             for l in 0..width {

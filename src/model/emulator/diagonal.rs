@@ -97,7 +97,7 @@ impl TileRun<'_> {
         let reverse = self.ar.blocks.order == BlockOrder::Reverse;
         let c_floor = crate::format::pow2(self.case.c_fmt.emin());
         let mut d = vec![0u64; count];
-        let tile = FloatTile { a: &ones, b: &prod, fa: fones, fb: &fprod, c_floor, c: &c_diag, m: 1, n: count, k, block_width, reverse, w: window, b_row_stride: 0 };
+        let tile = FloatTile { a: &ones, b: &prod, fa: fones, fb: &fprod, c_floor, c: &c_diag, m: 1, n: count, k, block_width, reverse, w: window, b_picks: &[] };
         kernel(&tile, &mut d);
         let direct = self.direct();
         for (p, x) in d.iter_mut().enumerate() {
