@@ -683,7 +683,8 @@ fn f16_to_f64(b: u16) -> f64 {
     let sign = ((b >> 15) as u64) << 63;
     let (e, f) = (((b >> 10) & 0x1f) as u64, (b & 0x3ff) as u64);
     let normal = sign | ((e + 1023 - 15) << 52) | (f << 42);
-    let subnormal = sign | ((f as i64) as f64 * TWO_M24).to_bits();
+    // (Through i32: a vector conversion on AVX2, which has none from i64.)
+    let subnormal = sign | ((f as i32) as f64 * TWO_M24).to_bits();
     let special = sign | (0x7ff << 52) | (f << 42);
     f64::from_bits(if e == 0 { subnormal } else if e == 0x1f { special } else { normal })
 }

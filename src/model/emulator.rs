@@ -1231,20 +1231,31 @@ fn fixed_nan(rule: NanOutput, f: Format) -> Option<u64> {
 /// path's exact sum and rounding give (zero signs, subnormals, overflow alike); `nan` for NaN.
 /// f32 adds on the CPU's adder; two f16 values add exactly in f64, then round once.
 fn c_after_on_cpu(f: Format, c: u64, chain: u64, nan: u64) -> u64 {
-    // Two f32 or two f16 values sum exactly in f64 (f16's 40-bit span of places fits in 53),
-    // so f16 rounds once, from the exact sum. The results are selects, not branches.
-    let (sum, bits) = match f {
-        Format::F32 => {
-            let d = f32::from_bits(c as u32) + f32::from_bits(chain as u32);
-            (d as f64, d.to_bits() as u64)
-        }
-        Format::F16 => {
-            let d = f.to_f64(c) + f.to_f64(chain);
-            (d, crate::format::f64_to_f16_rne(d))
-        }
+    match f {
+        Format::F32 => c_after_f32(c, chain, nan),
+        Format::F16 => c_after_f16(c, chain, nan),
         _ => unreachable!("cpu_c_after admits f32 and f16 accumulators only"),
-    };
-    if sum.is_nan() {
+    }
+}
+
+/// [`c_after_on_cpu`] for f32: one f32 addition. Selects, not branches.
+#[inline(always)]
+fn c_after_f32(c: u64, chain: u64, nan: u64) -> u64 {
+    let d = f32::from_bits(c as u32) + f32::from_bits(chain as u32);
+    if d.is_nan() {
+        nan
+    } else {
+        d.to_bits() as u64
+    }
+}
+
+/// [`c_after_on_cpu`] for f16: two f16 values sum exactly in f64 (f16's 40-bit span of places
+/// fits in 53), so D rounds once, from the exact sum. Selects, not branches.
+#[inline(always)]
+fn c_after_f16(c: u64, chain: u64, nan: u64) -> u64 {
+    let d = Format::F16.to_f64(c) + Format::F16.to_f64(chain);
+    let bits = crate::format::f64_to_f16_rne(d);
+    if d.is_nan() {
         nan
     } else {
         bits
@@ -1252,12 +1263,40 @@ fn c_after_on_cpu(f: Format, c: u64, chain: u64, nan: u64) -> u64 {
 }
 
 /// [`c_after_on_cpu`] over lane results laid out as `c` is (a row or a tile), leaving the
-/// elements the kernel handed back ([`GENERAL`]) for the general path.
+/// elements the kernel handed back ([`GENERAL`]) for the general path. One loop per format,
+/// its addition inlined, so that each vectorises.
 fn c_after_on_cpu_slice(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { c_after_slice_avx2(f, c, d, nan) };
+    }
+    c_after_slice_any(f, c, d, nan)
+}
+
+/// The loops compiled for AVX2 (64-bit lanes shifted by lane: the f16 rounding vectorises).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn c_after_slice_avx2(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
+    c_after_slice_any(f, c, d, nan)
+}
+
+#[inline(always)]
+fn c_after_slice_any(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
+    let (c, len) = (&c[..d.len()], d.len());
+    // Plain indexed loops: iterator adaptors would leave the loop body outside the AVX2 caller.
     match f {
-        // One loop per format, so that each vectorises on its own.
-        Format::F32 => d.iter_mut().zip(c).for_each(|(x, &c)| *x = if *x == GENERAL { GENERAL } else { c_after_on_cpu(Format::F32, c, *x, nan) }),
-        _ => d.iter_mut().zip(c).for_each(|(x, &c)| *x = if *x == GENERAL { GENERAL } else { c_after_on_cpu(f, c, *x, nan) }),
+        Format::F32 => {
+            for i in 0..len {
+                d[i] = if d[i] == GENERAL { GENERAL } else { c_after_f32(c[i], d[i], nan) };
+            }
+        }
+        Format::F16 => {
+            for i in 0..len {
+                d[i] = if d[i] == GENERAL { GENERAL } else { c_after_f16(c[i], d[i], nan) };
+            }
+        }
+        _ => unreachable!("cpu_c_after admits f32 and f16 accumulators only"),
     }
 }
 
