@@ -468,10 +468,8 @@ impl<'a> TileRun<'a> {
         let blocks = block_members(&ar.blocks, case.k);
         let (lanes, lane_ranges) = if case.scales.is_none() && lanes_apply(ar, case, acc_fmt, &blocks) {
             let (order, ranges) = lane_layout(&blocks, ar.blocks.order);
-            let lanes = match order.iter().enumerate().all(|(p, &k)| p == k) {
-                true => prepare_lanes(ar, case, acc_fmt),
-                false => prepare_lanes(ar, &with_k_order(case, &order), acc_fmt),
-            };
+            let in_order = order.iter().enumerate().all(|(p, &k)| p == k);
+            let lanes = prepare_lanes(ar, case, acc_fmt, (!in_order).then_some(&order[..]));
             (Some(lanes), ranges)
         } else {
             (None, Vec::new())
@@ -1096,21 +1094,6 @@ fn lane_layout(chain: &[Vec<usize>], order: BlockOrder) -> (Vec<usize>, Vec<std:
     (forward.into_iter().flatten().copied().collect(), ranges)
 }
 
-/// The case with A's columns and B's rows in the given order of K.
-fn with_k_order(case: &MmaCase, order: &[usize]) -> MmaCase {
-    let (m, n, k) = (case.m, case.n, case.k);
-    // Only A, B and C matter to the kernel: the case's other fields are not copied. A dense
-    // A is gathered row by row (a sparse one through `a_at`, which reads its metadata).
-    let mut a = Vec::with_capacity(m * order.len());
-    match case.meta {
-        None => case.a.chunks_exact(k).for_each(|row| a.extend(order.iter().map(|&kk| row[kk]))),
-        Some(_) => (0..m).for_each(|i| a.extend(order.iter().map(|&kk| case.a_at(i, kk)))),
-    }
-    let mut b = Vec::with_capacity(order.len() * n);
-    order.iter().for_each(|&kk| b.extend_from_slice(&case.b[kk * n..(kk + 1) * n]));
-    MmaCase { a, b, c: case.c.clone(), meta: None, scales: None, extra: Default::default(), ..*case }
-}
-
 /// The k indices in the order the chain takes them: [`block_members`] one after another,
 /// without a vector per block where the blocks are runs of K (an FMA chain's blocks hold one
 /// product each).
@@ -1165,7 +1148,7 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
         kept_a.extend(order.iter().map(|&t| row_a[t]));
     }
     let kept = MmaCase { a: kept_a, b: Vec::new(), c: case.c.clone(), meta: None, scales: None, extra: Default::default(), k: half, ..*case };
-    let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = prepare_lanes_for(ar, &kept, acc_fmt, Some(&case.b)) else {
+    let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = prepare_lanes_for(ar, &kept, acc_fmt, None, Some(&case.b)) else {
         return Ok(None);
     };
     let block_width = if ar.blocks.width == 0 { half } else { ar.blocks.width };
@@ -1328,8 +1311,11 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<u
         && window <= 62
 }
 
-fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
-    prepare_lanes_for(ar, case, acc_fmt, None).expect("dense tiles take either kernel")
+/// A and B laid out for the lane kernel, with K in `order` where the chain takes it in another
+/// order than 0..k (interleaved blocks): A's columns and B's rows are read in that order as
+/// they are decoded (a sparse A through its metadata), not copied into a reordered case first.
+fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Option<&[usize]>) -> LanePrep {
+    prepare_lanes_for(ar, case, acc_fmt, order, None).expect("dense tiles take either kernel")
 }
 
 /// [`prepare_lanes`], or the same for a 2:4 sparse case: `sparse` is then the dense B whose
@@ -1337,8 +1323,14 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> LanePrep {
 /// columns like a dense B; `case.a` holds the kept values (m×k with k the kept count, in the
 /// kernel's order; `case.b` is not read), and only the float kernel's form is made (`None`
 /// when the int kernel is chosen).
-fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: Option<&[u64]>) -> Option<LanePrep> {
+fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Option<&[usize]>, sparse: Option<&[u64]>) -> Option<LanePrep> {
     let (m, n, k) = (case.m, case.n, case.k);
+    // Position p of the chain's K is the case's k `at(p)`; A's element (i, at(p)).
+    let at = |p: usize| order.map_or(p, |o| o[p]);
+    let a_bits = |i: usize, p: usize| match order {
+        None => case.a[i * k + p],
+        Some(o) => case.a_at(i, o[p]),
+    };
     let in_sub = ar.inputs.subnormals;
     let (pa, pb) = (case.a_fmt.precision(), case.b_fmt.precision());
     let chunks = n.div_ceil(LANES);
@@ -1356,7 +1348,16 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
         Kernel::Float(kernel) => {
             // Exact values; NaN and infinities stay, and send their lanes to the general path.
             let mut a = vec![0f64; m * k];
-            case.a_fmt.to_f64_slice(&case.a, &mut a);
+            match order {
+                None => case.a_fmt.to_f64_slice(&case.a, &mut a),
+                Some(_) => {
+                    let mut row = vec![0u64; k];
+                    for (i, dst) in a.chunks_exact_mut(k).enumerate() {
+                        row.iter_mut().enumerate().for_each(|(p, x)| *x = a_bits(i, p));
+                        case.a_fmt.to_f64_slice(&row, dst);
+                    }
+                }
+            }
             // B per chunk of eight columns, one row of lanes per row of B (a sparse case's dense
             // B, whose rows the kernel picks for each row of A).
             let (b_bits, b_rows) = match sparse {
@@ -1364,9 +1365,10 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
                 Some(dense_b) => (dense_b, dense_b.len() / n),
             };
             let mut b = vec![[0f64; LANES]; chunks * b_rows];
-            for (kk, row) in b_bits.chunks(n).enumerate() {
+            for p in 0..b_rows {
+                let row = &b_bits[at(p) * n..(at(p) + 1) * n];
                 for (chunk, cols) in row.chunks(LANES).enumerate() {
-                    case.b_fmt.to_f64_slice(cols, &mut b[chunk * b_rows + kk][..cols.len()]);
+                    case.b_fmt.to_f64_slice(cols, &mut b[chunk * b_rows + p][..cols.len()]);
                 }
             }
             // With C added after the chain, the chain starts from +0.
@@ -1403,19 +1405,19 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, sparse: O
                 }
             };
             let mut a = Vec::with_capacity(m * k);
-            for (row, special_row) in case.a.chunks(k).zip(a_row_special.iter_mut()) {
-                for &x in row {
-                    let o = Operand::input(case.a_fmt, x, &ar.inputs);
+            for (i, special_row) in a_row_special.iter_mut().enumerate() {
+                for p in 0..k {
+                    let o = Operand::input(case.a_fmt, a_bits(i, p), &ar.inputs);
                     *special_row |= special(&o);
                     a.push(lane(&o, pa));
                 }
             }
             let mut b = vec![BLanes::default(); chunks * k];
-            for (kk, row) in case.b.chunks(n).enumerate() {
-                for (j, &x) in row.iter().enumerate() {
+            for p in 0..k {
+                for (j, &x) in case.b[at(p) * n..(at(p) + 1) * n].iter().enumerate() {
                     let o = Operand::input(case.b_fmt, x, &ar.inputs);
                     b_col_special[j] |= special(&o);
-                    b[(j / LANES) * k + kk].set(j % LANES, lane(&o, pb));
+                    b[(j / LANES) * k + p].set(j % LANES, lane(&o, pb));
                 }
             }
             LaneOperands::Int { a, b, a_row_special, b_col_special, kernel }
