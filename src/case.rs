@@ -110,7 +110,14 @@ impl MmaCase {
     pub fn picks(&self, i: usize) -> Option<Vec<usize>> {
         let meta = self.meta.as_ref()?;
         let half = self.k / 2;
-        Some((0..half).map(|t| 4 * (t / 2) + meta[i * half + t] as usize).collect())
+        Some((0..half).map(|t| Self::kept_position(t, meta[i * half + t])).collect())
+    }
+
+    /// The dense position along K of a sparse row's kept value `t`, whose metadata index is
+    /// `index`: each pair of kept values comes from its own group of four.
+    #[inline]
+    pub fn kept_position(t: usize, index: u8) -> usize {
+        4 * (t / 2) + index as usize
     }
 
     /// Row i of a sparse case as the dense dot products it stands for: a 1×n×(k/2) case of the

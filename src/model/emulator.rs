@@ -521,7 +521,6 @@ impl<'a> TileRun<'a> {
         let mut d = vec![0u64; m * n];
         let c_floor = crate::format::pow2(self.case.c_fmt.emin());
         kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window, b_picks: &[] }, &mut d);
-        let direct = self.direct();
         if let Some(nan) = self.cpu_c_after {
             // C after the chain, added on the CPU: the whole tile at once, then the general path
             // for what the kernel handed back.
@@ -531,6 +530,7 @@ impl<'a> TileRun<'a> {
             }
             return Some(d);
         }
+        let direct = self.direct();
         for (idx, x) in d.iter_mut().enumerate() {
             *x = self.settle_float(idx / n, idx % n, *x, direct);
         }
@@ -1138,13 +1138,13 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
     if !lanes_apply(ar, &row_shape, acc_fmt, &blocks) {
         return Ok(None);
     }
-    // Kept values in the kernel's order (block after block), A's and B's rows alike: kept
-    // value t of row i sits at dense K position 4·(t/2) + meta[i·half + t] (`MmaCase::picks`).
+    // Kept values in the kernel's order (block after block), A's and B's rows alike: what
+    // `MmaCase::picks` gives, without a vector per row.
     let (order, _) = lane_layout(&blocks, ar.blocks.order);
     let mut picks = Vec::with_capacity(m * half);
     let mut kept_a = Vec::with_capacity(m * half);
     for (row_meta, row_a) in meta.chunks_exact(half).zip(case.a.chunks_exact(half)) {
-        picks.extend(order.iter().map(|&t| 4 * (t / 2) + row_meta[t] as usize));
+        picks.extend(order.iter().map(|&t| MmaCase::kept_position(t, row_meta[t])));
         kept_a.extend(order.iter().map(|&t| row_a[t]));
     }
     let kept = MmaCase { a: kept_a, b: Vec::new(), c: case.c.clone(), meta: None, scales: None, extra: Default::default(), k: half, ..*case };
