@@ -155,7 +155,9 @@ impl MmaCase {
         if self.d_fmt.is_integer() != self.c_fmt.is_integer() {
             return Err(field_err("d_fmt", format!("{} into {}: integer and floating-point formats do not mix in one case", self.c_fmt, self.d_fmt)));
         }
-        match self.extra.get("op") {
+        // A scan, not a hashed lookup: these maps hold a key or two (a recipe, a seed), and the
+        // lookup runs for every tile the emulator is given.
+        match self.extra.iter().find_map(|(key, v)| (key == "op").then_some(v)) {
             None => {}
             Some(op) if op.as_str() == Some("xor") && self.a_fmt == Format::B1 => {}
             Some(op) => return Err(field_err("op", format!("{op}: the only other pairing is \"xor\", for b1 operands (.xor.popc)"))),

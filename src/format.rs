@@ -481,6 +481,9 @@ impl Format {
             Format::F16 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f16_to_f64(b as u16)),
             Format::Bf16 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f32::from_bits((b as u32 & 0xffff) << 16) as f64),
             Format::Tf32 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f32::from_bits(b as u32 & 0xffff_e000) as f64),
+            // (Each format its own loop: a match per element is not hoisted out of the loop.)
+            Format::F32 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f32::from_bits(b as u32) as f64),
+            Format::F64 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f64::from_bits(b)),
             Format::E4m3 | Format::E5m2 | Format::E3m2 | Format::E2m3 | Format::E2m1 | Format::E4m3fnuz | Format::E5m2fnuz => {
                 // The table looked up once, not per element.
                 let table = small_table(self);

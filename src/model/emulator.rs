@@ -213,7 +213,7 @@ impl Emulator {
             }
         };
         if ar.specials.zero_sign == ZeroSign::Unsigned {
-            d.iter_mut().for_each(|x| *x = unsigned_zero(case.d_fmt, *x));
+            unsigned_zeros(case.d_fmt, &mut d);
         }
         Ok(d)
     }
@@ -268,6 +268,11 @@ impl Emulator {
             Some(CpuPath::PairSums) => super::pair_sums::tile(case, &block_members(&ar.blocks, case.k)),
             None => return Ok(None),
         };
+        // These paths leave NaN results alone; where every NaN is written as one pattern, that
+        // pattern is D (the general path would decode the tile again to write it).
+        if let Some(nan) = fixed_nan(ar.specials.nan, case.d_fmt) {
+            return Ok(Some(fast.into_iter().map(|x| x.unwrap_or(nan)).collect()));
+        }
         general_where_none(ar, case, fast, |idx| (idx / case.n, idx % case.n)).map(Some)
     }
 
@@ -426,6 +431,27 @@ fn unsigned_zero(f: Format, bits: u64) -> u64 {
     }
 }
 
+/// [`unsigned_zero`] over a tile's D, the format's zeros looked up once (a loop that vectorises
+/// where the CPU has AVX2: SSE2 has no 64-bit compare).
+fn unsigned_zeros(f: Format, d: &mut [u64]) {
+    #[inline(always)]
+    fn each(minus: u64, plus: u64, d: &mut [u64]) {
+        d.iter_mut().for_each(|x| *x = if *x == minus { plus } else { *x });
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn each_avx2(minus: u64, plus: u64, d: &mut [u64]) {
+        each(minus, plus, d)
+    }
+    let (minus, plus) = (f.zero_bits(true), f.zero_bits(false));
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { each_avx2(minus, plus, d) };
+    }
+    each(minus, plus, d)
+}
+
 /// Decoded operands of one tile and scratch space, reused across its elements.
 pub(crate) struct TileRun<'a> {
     ar: &'a Arithmetic,
@@ -462,24 +488,36 @@ enum LaneOperands {
     Float { a: Vec<f64>, b: Vec<[f64; LANES]>, fa: Vec<f64>, fb: Vec<[f64; LANES]>, c: Vec<f64>, kernel: super::lanes::FloatTileFn },
 }
 
+/// The float form's arrays go back to this thread's scratch buffers for the next tile.
+impl Drop for LaneOperands {
+    fn drop(&mut self) {
+        if let LaneOperands::Float { a, b, fa, fb, c, .. } = self {
+            use super::scratch::{give_lane_rows, give_values};
+            [a, fa, c].into_iter().for_each(|v| give_values(std::mem::take(v)));
+            [b, fb].into_iter().for_each(|v| give_lane_rows(std::mem::take(v)));
+        }
+    }
+}
+
 impl<'a> TileRun<'a> {
     pub(crate) fn new(ar: &'a Arithmetic, case: &'a MmaCase) -> Result<Self, EmulatorError> {
         let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
-        let blocks = block_members(&ar.blocks, case.k);
-        let (lanes, lane_ranges) = if case.scales.is_none() && lanes_apply(ar, case, acc_fmt, &blocks) {
-            let (order, ranges) = lane_layout(&blocks, ar.blocks.order);
-            let in_order = order.iter().enumerate().all(|(p, &k)| p == k);
-            let lanes = prepare_lanes(ar, case, acc_fmt, (!in_order).then_some(&order[..]));
-            (Some(lanes), ranges)
+        let plan = LanePlan::of(&ar.blocks, case.k);
+        let (lanes, lane_ranges) = if case.scales.is_none() && lanes_apply(ar, case, acc_fmt, plan.full_blocks) {
+            (Some(prepare_lanes(ar, case, acc_fmt, plan.order.as_deref())), plan.ranges)
         } else {
             (None, Vec::new())
         };
         let cpu_c_after = cpu_c_after(ar, case, acc_fmt);
-        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), blocks, lanes, lane_ranges, cpu_c_after })
+        // The general path's blocks are made when it first runs (`ensure_operands`).
+        Ok(TileRun { ar, case, acc_fmt, a: Vec::new(), bt: Vec::new(), block: Block::default(), blocks: Vec::new(), lanes, lane_ranges, cpu_c_after })
     }
 
     /// Decode A and (transposed) B for the general path, once, on first use.
     fn ensure_operands(&mut self) {
+        if self.blocks.is_empty() {
+            self.blocks = block_members(&self.ar.blocks, self.case.k);
+        }
         if !self.a.is_empty() {
             return;
         }
@@ -525,14 +563,21 @@ impl<'a> TileRun<'a> {
             // C after the chain, added on the CPU: the whole tile at once, then the general path
             // for what the kernel handed back.
             c_after_on_cpu_slice(self.acc_fmt, &self.case.c, &mut d, nan);
-            for (idx, x) in d.iter_mut().enumerate().filter(|(_, x)| **x == GENERAL) {
-                *x = self.element(idx / n, idx % n);
+            for (i, row) in d.chunks_exact_mut(n).enumerate() {
+                for (j, x) in row.iter_mut().enumerate().filter(|(_, x)| **x == GENERAL) {
+                    *x = self.element(i, j);
+                }
             }
             return Some(d);
         }
         let direct = self.direct();
-        for (idx, x) in d.iter_mut().enumerate() {
-            *x = self.settle_float(idx / n, idx % n, *x, direct);
+        for (i, row) in d.chunks_exact_mut(n).enumerate() {
+            for (j, x) in row.iter_mut().enumerate() {
+                // (Most elements are done: checked before any index is worked out.)
+                if *x == GENERAL || !direct {
+                    *x = self.settle_float(i, j, *x, direct);
+                }
+            }
         }
         Some(d)
     }
@@ -1077,6 +1122,35 @@ fn propagated_add_nan(c: Operand, sum: Operand) -> Option<Operand> {
 /// contiguous range, whatever the interleaving: a block's sum does not depend on the order of
 /// its terms), and each block's range in that layout, in chain order. `chain` is
 /// [`block_members`]' answer for a chain visited in `order`.
+/// Where the lane kernel finds each block of the chain: K's order in its layout (`None`: 0..k
+/// as it is) and each block's range of it in chain order; `full_blocks`: every block holds
+/// `width` products, or there is one (what interleaved blocks need, see [`lanes_apply`]).
+struct LanePlan {
+    order: Option<Vec<usize>>,
+    ranges: Vec<std::ops::Range<usize>>,
+    full_blocks: bool,
+}
+
+impl LanePlan {
+    fn of(blocks: &super::Blocks, k: usize) -> Self {
+        if blocks.interleave == 0 {
+            // Runs of K: the layout is K itself, the blocks its runs of `width`, visited
+            // forward or backward, without making each block's members.
+            let width = if blocks.width == 0 { k } else { blocks.width }.max(1);
+            let mut ranges: Vec<_> = (0..k.div_ceil(width).max(1)).map(|b| b * width..((b + 1) * width).min(k)).collect();
+            if blocks.order == BlockOrder::Reverse {
+                ranges.reverse();
+            }
+            return LanePlan { order: None, ranges, full_blocks: true };
+        }
+        let members = block_members(blocks, k);
+        let full_blocks = members.len() == 1 || members.iter().all(|b| b.len() == blocks.width);
+        let (order, ranges) = lane_layout(&members, blocks.order);
+        let in_order = order.iter().enumerate().all(|(p, &kk)| p == kk);
+        LanePlan { order: (!in_order).then_some(order), ranges, full_blocks }
+    }
+}
+
 fn lane_layout(chain: &[Vec<usize>], order: BlockOrder) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
     let forward: Vec<&Vec<usize>> = match order {
         BlockOrder::Forward => chain.iter().collect(),
@@ -1134,28 +1208,31 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
     let meta = case.meta.as_deref().expect("a sparse case");
     // A row's dense dot product, as far as `lanes_apply` reads it (shape and formats).
     let row_shape = MmaCase { m: 1, k: half, a: Vec::new(), b: Vec::new(), c: Vec::new(), meta: None, scales: None, extra: Default::default(), ..*case };
-    let blocks = block_members(&ar.blocks, half);
-    if !lanes_apply(ar, &row_shape, acc_fmt, &blocks) {
+    let plan = LanePlan::of(&ar.blocks, half);
+    if !lanes_apply(ar, &row_shape, acc_fmt, plan.full_blocks) {
         return Ok(None);
     }
     // Kept values in the kernel's order (block after block), A's and B's rows alike: what
     // `MmaCase::picks` gives, without a vector per row.
-    let (order, _) = lane_layout(&blocks, ar.blocks.order);
+    let at = |p: usize| plan.order.as_ref().map_or(p, |o| o[p]);
     let mut picks = Vec::with_capacity(m * half);
     let mut kept_a = Vec::with_capacity(m * half);
     for (row_meta, row_a) in meta.chunks_exact(half).zip(case.a.chunks_exact(half)) {
-        picks.extend(order.iter().map(|&t| MmaCase::kept_position(t, row_meta[t])));
-        kept_a.extend(order.iter().map(|&t| row_a[t]));
+        picks.extend((0..half).map(at).map(|t| MmaCase::kept_position(t, row_meta[t])));
+        kept_a.extend((0..half).map(at).map(|t| row_a[t]));
     }
     let kept = MmaCase { a: kept_a, b: Vec::new(), c: case.c.clone(), meta: None, scales: None, extra: Default::default(), k: half, ..*case };
-    let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = prepare_lanes_for(ar, &kept, acc_fmt, None, Some(&case.b)) else {
+    let Some(prep) = prepare_lanes_for(ar, &kept, acc_fmt, None, Some(&case.b)) else {
+        return Ok(None);
+    };
+    let LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window } = &prep else {
         return Ok(None);
     };
     let block_width = if ar.blocks.width == 0 { half } else { ar.blocks.width };
     let reverse = ar.blocks.order == BlockOrder::Reverse;
     let c_floor = crate::format::pow2(case.c_fmt.emin());
     let mut d = vec![0u64; m * n];
-    kernel(&FloatTile { a: &a, b: &b, fa: &fa, fb: &fb, c_floor, c: &c, m, n, k: half, block_width, reverse, w: &window, b_picks: &picks }, &mut d);
+    kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k: half, block_width, reverse, w: window, b_picks: &picks }, &mut d);
     let direct = acc_fmt == case.c_fmt && ar.output.subnormals == Subnormals::Keep && ar.blocks.c != CPlacement::After;
     let cpu_after = cpu_c_after(ar, case, acc_fmt);
     for i in 0..m {
@@ -1176,7 +1253,7 @@ fn sparse_float_tile(ar: &Arithmetic, case: &MmaCase) -> Result<Option<Vec<u64>>
         }
     }
     if ar.specials.zero_sign == ZeroSign::Unsigned {
-        d.iter_mut().for_each(|x| *x = unsigned_zero(case.d_fmt, *x));
+        unsigned_zeros(case.d_fmt, &mut d);
     }
     Ok(Some(d))
 }
@@ -1286,7 +1363,7 @@ fn c_after_slice_any(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
 /// Whether the lane kernel covers this arithmetic and these formats: exact narrow products,
 /// C fused into each block (or added after a chain from +0), a truncating window whose sums
 /// provably fit in 62 bits.
-fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<usize>]) -> bool {
+fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, full_blocks: bool) -> bool {
     let narrow = |f: Format| f.precision() <= 24;
     // Window: p + extra (+1 sticky), 2 bits for a product's carry, 7 for the count of terms.
     let width = if ar.blocks.width == 0 { case.k } else { ar.blocks.width };
@@ -1297,7 +1374,7 @@ fn lanes_apply(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, blocks: &[Vec<u
         && ar.blocks.normalise == Normalise::End
         && (ar.blocks.c == CPlacement::Fused || (ar.blocks.c == CPlacement::After && ar.specials.nan != NanOutput::Propagate && ar.accumulator.range == AccRange::Format))
         // Interleaved blocks are laid out one after another; the float kernel needs them full.
-        && (ar.blocks.interleave == 0 || blocks.len() == 1 || blocks.iter().all(|b| b.len() == width))
+        && (ar.blocks.interleave == 0 || full_blocks)
         && matches!(ar.align.mode, AlignMode::Truncate | AlignMode::Floor | AlignMode::Sticky)
         && ar.align.exponent != AlignExponent::Scale
         && ar.blocks.group == 0
@@ -1347,7 +1424,7 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
     let operands = match block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52) {
         Kernel::Float(kernel) => {
             // Exact values; NaN and infinities stay, and send their lanes to the general path.
-            let mut a = vec![0f64; m * k];
+            let mut a = super::scratch::values(m * k);
             match order {
                 None => case.a_fmt.to_f64_slice(&case.a, &mut a),
                 Some(_) => {
@@ -1364,15 +1441,20 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
                 None => (&case.b[..], k),
                 Some(dense_b) => (dense_b, dense_b.len() / n),
             };
-            let mut b = vec![[0f64; LANES]; chunks * b_rows];
+            // (All of B converted at once, then its rows placed: a conversion per row of eight
+            // cost more in calls than in work.)
+            let mut values = super::scratch::values(b_bits.len());
+            case.b_fmt.to_f64_slice(b_bits, &mut values);
+            let mut b = super::scratch::lane_rows(chunks * b_rows);
             for p in 0..b_rows {
-                let row = &b_bits[at(p) * n..(at(p) + 1) * n];
+                let row = &values[at(p) * n..(at(p) + 1) * n];
                 for (chunk, cols) in row.chunks(LANES).enumerate() {
-                    case.b_fmt.to_f64_slice(cols, &mut b[chunk * b_rows + p][..cols.len()]);
+                    b[chunk * b_rows + p][..cols.len()].copy_from_slice(cols);
                 }
             }
+            super::scratch::give_values(values);
             // With C added after the chain, the chain starts from +0.
-            let mut c = vec![0f64; m * n];
+            let mut c = super::scratch::values(m * n);
             if ar.blocks.c != CPlacement::After {
                 case.c_fmt.to_f64_slice(&case.c, &mut c);
             }
@@ -1386,9 +1468,10 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
             let (mut fa, mut fb) = (Vec::new(), Vec::new());
             if field_sum {
                 let (floor_a, floor_b) = (crate::format::pow2(ar.inputs.field_emin(case.a_fmt)), crate::format::pow2(ar.inputs.field_emin(case.b_fmt)));
-                fa = a.iter().map(|&v| field_pow(v, floor_a)).collect();
-                fb = vec![[0f64; LANES]; b.len()];
-                fb.as_flattened_mut().iter_mut().zip(b.as_flattened()).for_each(|(f, &v)| *f = field_pow(v, floor_b));
+                fa = super::scratch::values(a.len());
+                field_pows(&a, &mut fa, floor_a);
+                fb = super::scratch::lane_rows(b.len());
+                field_pows(b.as_flattened(), fb.as_flattened_mut(), floor_b);
             }
             LaneOperands::Float { a, b, fa, fb, c, kernel }
         }
@@ -1453,6 +1536,7 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
 /// value: 2^field for a finite nonzero value (its leading power of two, `floor` = 2^emin of its
 /// format for subnormals), 0 for a zero (its products join no maximum), the value itself for
 /// NaN and infinities (their lanes leave the kernel).
+#[inline(always)]
 fn field_pow(v: f64, floor: f64) -> f64 {
     // Selects, not branches, so that slices of operands vectorise.
     let pow = f64::from_bits(v.abs().to_bits() & 0x7ff0_0000_0000_0000).max(floor);
@@ -1462,6 +1546,26 @@ fn field_pow(v: f64, floor: f64) -> f64 {
     } else {
         pow
     }
+}
+
+/// [`field_pow`] of every value of `src` into `dst`, compiled for AVX2 where the CPU has it (the
+/// rest of the crate is built for baseline x86-64, whose SSE2 has half the width and no blend).
+fn field_pows(src: &[f64], dst: &mut [f64], floor: f64) {
+    #[inline(always)]
+    fn each(src: &[f64], dst: &mut [f64], floor: f64) {
+        dst.iter_mut().zip(src).for_each(|(f, &v)| *f = field_pow(v, floor));
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn each_avx2(src: &[f64], dst: &mut [f64], floor: f64) {
+        each(src, dst, floor)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { each_avx2(src, dst, floor) };
+    }
+    each(src, dst, floor)
 }
 
 /// Replace subnormal values by zeros: of the same sign (`Flush`), or +0 for them and for zeros of

@@ -28,12 +28,29 @@ pub(super) struct LaneOperand {
     pub neg: u64,
 }
 
-/// `±sig · 2^lsb` as an f64, exact for the significands and exponents of narrow formats.
-/// Branch-free (the sign is OR-ed in), so that lanes of it vectorise.
+/// `±sig · 2^lsb` as an f64, exact for the significands (below 2^52) and exponents of narrow
+/// formats. Branch-free (the sign is OR-ed in), so that lanes of it vectorise.
 #[inline(always)]
 pub(super) fn exact_f64(neg: bool, sig: u64, lsb: i64) -> f64 {
-    let v = (sig as i64) as f64 * f64::from_bits(((lsb + 1023).clamp(1, 2046) as u64) << 52);
+    let v = small_to_f64(sig) * f64::from_bits(((lsb + 1023).clamp(1, 2046) as u64) << 52);
     f64::from_bits(v.to_bits() | ((neg as u64) << 63))
+}
+
+/// 2^52 as f64 bits: an f64 whose last place is 1.
+const TWO52: u64 = 0x4330_0000_0000_0000;
+
+/// `x` (below 2^52) as an f64: `2^52 + x` has `x` as its fraction bits, so the conversion is an
+/// OR and a subtraction, which vectorise where an integer conversion does not (AVX2).
+#[inline(always)]
+fn small_to_f64(x: u64) -> f64 {
+    f64::from_bits(x | TWO52) - f64::from_bits(TWO52)
+}
+
+/// `|v|` of an f64 holding an integer below 2^52, as an integer: the inverse of [`small_to_f64`].
+/// (NaN and infinities give meaningless values, which the callers never use.)
+#[inline(always)]
+fn small_from_f64(v: f64) -> u64 {
+    (v.abs() + f64::from_bits(TWO52)).to_bits().wrapping_sub(TWO52)
 }
 
 impl LaneOperand {
@@ -275,9 +292,10 @@ fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; 
         }
     }
     for l in 0..LANES {
-        let v = (s0[l] + s1[l]) as i64;
-        let mag = v.unsigned_abs() & w.carry_mask;
-        out.sum[l] = if v < 0 { (mag as i64).wrapping_neg() } else { mag as i64 };
+        // An integer below 2^52 (see above): its magnitude without a conversion instruction.
+        let v = s0[l] + s1[l];
+        let mag = small_from_f64(v) & w.carry_mask;
+        out.sum[l] = if v < 0.0 { (mag as i64).wrapping_neg() } else { mag as i64 };
         out.finite[l] = finite[l];
         // Scaled finite terms stay finite, so the f64 sum is NaN or an infinity exactly where
         // IEEE addition of the block's terms is: NaN operands, inf·0, inf - inf.
@@ -301,11 +319,19 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
     let max_sig = f.max_sig_at_emax;
     let max_lsb = f.emax - f.p + 1;
     let (nan_ok, nan_bits) = (w.nan_bits.is_some() as u64, w.nan_bits.unwrap_or(0));
+    // |sum| < 2^62: the window check keeps every sum well inside i64 (the float kernel's
+    // finite sums are below 2^52). Narrowed first where the model says so (a loop of its own,
+    // so that the common case pays nothing for it).
+    let (mut mags, mut grids) = (s.sum.map(|v| v.unsigned_abs()), s.grid);
+    if w.narrow_to < 63 {
+        for l in 0..LANES {
+            (mags[l], grids[l]) = narrow(mags[l], grids[l], w.narrow_to, (s.sum[l] < 0) as u64, (rne, rna, ru, rd, ra));
+        }
+    }
     for l in 0..LANES {
         let neg = (s.sum[l] < 0) as u64;
-        // |sum| < 2^62: the window check keeps every sum well inside i64.
-        let (mag, grid) = narrow(s.sum[l].unsigned_abs(), s.grid[l], w.narrow_to, neg, (rne, rna, ru, rd, ra));
-        let len = 64 - mag.leading_zeros() as i64;
+        let (mag, grid) = (mags[l], grids[l]);
+        let len = bit_len::<FLOAT>(mag);
         let q = (grid + len - f.p).max(f.min_lsb);
         let shift = q - grid;
         let rs = shift.clamp(0, 63) as u64;
@@ -326,15 +352,16 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
         let carry = kept >> f.p;
         let kept = kept >> carry;
         let q = q + carry as i64;
-        let top = q + 63 - kept.leading_zeros() as i64;
+        let top = q - 1 + bit_len::<FLOAT>(kept);
         let subnormal = (kept >> (f.p - 1) == 0) as u64;
         let nonzero = (mag != 0) as u64;
         let overflow = (top > f.emax || (top == f.emax && kept > f.max_sig_at_emax)) as u64 & nonzero;
         let low = (top <= f.emin) as u64;
         // Past the range: infinity or the largest finite value, as `Format::overflow_bits`.
         let to_inf = always_inf | ((never_inf ^ 1) & (rne | rna | ra | (ru & (neg ^ 1)) | (rd & neg)));
-        let (kept, q) = if overflow & (to_inf ^ 1) == 1 { (max_sig, max_lsb) } else { (kept, q) };
-        let top = q + 63 - kept.leading_zeros() as i64;
+        let saturates = overflow & (to_inf ^ 1) == 1;
+        let (kept, q) = if saturates { (max_sig, max_lsb) } else { (kept, q) };
+        let top = if saturates { f.emax } else { top };
         let inf = overflow & to_inf;
         let special = (s.finite[l] ^ 1) * FLOAT as u64;
         let nan = special & (s.special[l] != s.special[l]) as u64;
@@ -362,12 +389,29 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
         } else {
             finite_bits
         };
-        acc.sig[l] = kept;
-        acc.lsb[l] = q;
-        acc.neg[l] = neg;
-        acc.key[l] = if w.field_sum { if subnormal == 1 { f.emin } else { q + f.p - 1 } } else { top };
-        let inf_val = if neg == 1 { f64::NEG_INFINITY } else { f64::INFINITY };
-        acc.val[l] = if special == 1 { s.special[l] } else if inf == 1 { inf_val } else { exact_f64(neg == 1, kept, q) };
+        // The float kernel's next block reads the running value as an f64 alone.
+        if !FLOAT {
+            acc.sig[l] = kept;
+            acc.lsb[l] = q;
+            acc.neg[l] = neg;
+            acc.key[l] = if w.field_sum { if subnormal == 1 { f.emin } else { q + f.p - 1 } } else { top };
+        }
+        if FLOAT {
+            let inf_val = if neg == 1 { f64::NEG_INFINITY } else { f64::INFINITY };
+            acc.val[l] = if special == 1 { s.special[l] } else if inf == 1 { inf_val } else { exact_f64(neg == 1, kept, q) };
+        }
+    }
+}
+
+/// The number of significant bits of `x` (0 for 0). The float kernel's values are below 2^52,
+/// where an f64 gives it without a leading-zero count (which AVX2 has no vector form of).
+#[inline(always)]
+fn bit_len<const FLOAT: bool>(x: u64) -> i64 {
+    if FLOAT {
+        // x as an f64, whose exponent is its leading bit.
+        ((small_to_f64(x).to_bits() >> 52) as i64 - 1022).max(0)
+    } else {
+        64 - x.leading_zeros() as i64
     }
 }
 
@@ -525,8 +569,13 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
                 let (fa, fb) = if FIELD_SUM { (&t.fa[i * k + k0..i * k + k1], &fb_row[k0..k1]) } else { (a, b) };
                 block_float::<MODE, FIELD_SUM>(a, b, fa, fb, &mut accs, floor, &w, &mut live, &mut zero, &mut bits);
             }
-            for l in 0..width {
-                out[i * n + j0 + l] = if live[l] == 0 || zero[l] != 0 { GENERAL } else { bits[l] };
+            // All eight lanes as selects, then the row's share copied (a loop over `width`
+            // lanes would be scalar, with a bounds check per element).
+            let got: [u64; LANES] = std::array::from_fn(|l| if live[l] == 0 || zero[l] != 0 { GENERAL } else { bits[l] });
+            if width == LANES {
+                out[i * n + j0..i * n + j0 + LANES].copy_from_slice(&got);
+            } else {
+                out[i * n + j0..i * n + j0 + width].copy_from_slice(&got[..width]);
             }
         }
     }

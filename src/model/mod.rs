@@ -12,6 +12,7 @@ mod integer;
 pub mod knobs;
 mod lanes;
 mod library;
+mod scratch;
 
 pub use emulator::{Emulator, EmulatorError};
 pub(crate) use emulator::{block_members, scale_operands, wide_sum, Operand, Term};

@@ -41,7 +41,7 @@ impl Emulator {
             }
         };
         if ar.specials.zero_sign == ZeroSign::Unsigned {
-            d.iter_mut().for_each(|x| *x = unsigned_zero(case.d_fmt, *x));
+            unsigned_zeros(case.d_fmt, &mut d);
         }
         Ok(d)
     }
