@@ -123,10 +123,12 @@ impl Array {
 
     /// Write `bits` (elements of `f`) into `out`, one tile's bytes, in this array's storage.
     fn encode(&self, out: &mut [u8], bits: &[u64], f: Format) {
+        if self.storage != Storage::Signed {
+            return put_le_elements(out, bits, self.width);
+        }
         for (o, &b) in out.chunks_exact_mut(self.width).zip(bits) {
             // A signed value is its pattern sign-extended to the container (s4's 0xf is 0xff).
-            let v = if self.storage == Storage::Signed { f.int_value(b) as u64 } else { b };
-            o.copy_from_slice(&v.to_le_bytes()[..self.width]);
+            o.copy_from_slice(&(f.int_value(b) as u64).to_le_bytes()[..self.width]);
         }
     }
 
@@ -160,8 +162,13 @@ pub fn le_elements(bytes: &[u8], width: usize) -> Vec<u64> {
 
 /// Write `bits` into `out` as little-endian unsigned integers of `width` bytes.
 pub fn put_le_elements(out: &mut [u8], bits: &[u64], width: usize) {
-    for (o, &b) in out.chunks_exact_mut(width).zip(bits) {
-        o.copy_from_slice(&b.to_le_bytes()[..width]);
+    // One loop per width, as in `le_elements`: a copy of a run-time length is a call per element.
+    match width {
+        1 => out.iter_mut().zip(bits).for_each(|(o, &b)| *o = b as u8),
+        2 => out.chunks_exact_mut(2).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&(b as u16).to_le_bytes())),
+        4 => out.chunks_exact_mut(4).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&(b as u32).to_le_bytes())),
+        8 => out.chunks_exact_mut(8).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&b.to_le_bytes())),
+        w => out.chunks_exact_mut(w).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&b.to_le_bytes()[..w])),
     }
 }
 
@@ -590,11 +597,11 @@ impl Batch {
         let c = &self.c;
         let f = self.d_fmt;
         let width = if f == self.c_fmt { c.width } else { container_bytes(f) };
-        let want = Array { storage: c.storage, width, shape: c.shape.clone(), bytes: vec![0; c.per_tile() * self.tiles * width] };
-        let d = self.d.get_or_insert_with(|| want.clone());
-        if d.storage != want.storage || d.width != want.width {
-            *d = want;
+        // Made once, for the whole batch (chunks of tiles fill it in turn).
+        if !self.d.as_ref().is_some_and(|d| d.storage == c.storage && d.width == width) {
+            self.d = Some(Array { storage: c.storage, width, shape: c.shape.clone(), bytes: vec![0; c.per_tile() * self.tiles * width] });
         }
+        let d = self.d.as_mut().expect("just made");
         let size = d.per_tile() * d.width;
         let mut bytes = std::mem::take(&mut d.bytes);
         bytes[first * size..(first + ds.len()) * size].par_chunks_mut(size.max(1)).zip(ds).for_each(|(out, bits)| d.encode(out, bits.as_ref(), f));
