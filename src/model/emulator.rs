@@ -1118,10 +1118,6 @@ fn propagated_add_nan(c: Operand, sum: Operand) -> Option<Operand> {
     }
 }
 
-/// The order the lane kernel lays K out in (block after block, so that every block is a
-/// contiguous range, whatever the interleaving: a block's sum does not depend on the order of
-/// its terms), and each block's range in that layout, in chain order. `chain` is
-/// [`block_members`]' answer for a chain visited in `order`.
 /// Where the lane kernel finds each block of the chain: K's order in its layout (`None`: 0..k
 /// as it is) and each block's range of it in chain order; `full_blocks`: every block holds
 /// `width` products, or there is one (what interleaved blocks need, see [`lanes_apply`]).
@@ -1151,6 +1147,10 @@ impl LanePlan {
     }
 }
 
+/// The order the lane kernel lays K out in (block after block, so that every block is a
+/// contiguous range, whatever the interleaving: a block's sum does not depend on the order of
+/// its terms), and each block's range in that layout, in chain order. `chain` is
+/// [`block_members`]' answer for a chain visited in `order`.
 fn lane_layout(chain: &[Vec<usize>], order: BlockOrder) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
     let forward: Vec<&Vec<usize>> = match order {
         BlockOrder::Forward => chain.iter().collect(),

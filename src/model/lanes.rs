@@ -389,16 +389,16 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
         } else {
             finite_bits
         };
-        // The float kernel's next block reads the running value as an f64 alone.
-        if !FLOAT {
+        // The float kernel's next block reads the running value as an f64 alone; the integer
+        // kernel's, as its fields.
+        if FLOAT {
+            let inf_val = if neg == 1 { f64::NEG_INFINITY } else { f64::INFINITY };
+            acc.val[l] = if special == 1 { s.special[l] } else if inf == 1 { inf_val } else { exact_f64(neg == 1, kept, q) };
+        } else {
             acc.sig[l] = kept;
             acc.lsb[l] = q;
             acc.neg[l] = neg;
             acc.key[l] = if w.field_sum { if subnormal == 1 { f.emin } else { q + f.p - 1 } } else { top };
-        }
-        if FLOAT {
-            let inf_val = if neg == 1 { f64::NEG_INFINITY } else { f64::INFINITY };
-            acc.val[l] = if special == 1 { s.special[l] } else if inf == 1 { inf_val } else { exact_f64(neg == 1, kept, q) };
         }
     }
 }

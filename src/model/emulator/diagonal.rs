@@ -136,4 +136,34 @@ mod tests {
         }
         assert!(checked >= 8 * 39 * 2, "{checked}");
     }
+
+    /// The lane kernel's plan (made without each block's members where the blocks are runs of
+    /// K) is the layout `lane_layout` makes from the members, for every width, order and
+    /// interleaving; interleaved blocks are judged full as the members say.
+    #[test]
+    fn lane_plan_is_the_members_layout() {
+        let mut checked = 0;
+        for width in [0, 1, 3, 4, 8, 16] {
+            for order in ["forward", "reverse"] {
+                for interleave in [0, 2] {
+                    let toml = format!("[blocks]\nwidth = {width}\nc = \"fused\"\norder = \"{order}\"\ninterleave = {interleave}\n[align]\nmode = \"truncate\"\nextra_bits = 3\n[accumulator]\nformat = \"f32\"\nrounding = \"rne\"\n");
+                    let Ok(model) = crate::Model::from_toml("t", &toml) else { continue };
+                    let blocks = &model.arithmetic(Format::F16).blocks;
+                    for k in 1..40 {
+                        let plan = LanePlan::of(blocks, k);
+                        let members = block_members(blocks, k);
+                        let (layout, ranges) = lane_layout(&members, blocks.order);
+                        let at = format!("width {width}, {order}, interleave {interleave}, k {k}");
+                        assert_eq!(plan.ranges, ranges, "{at}");
+                        assert_eq!(plan.order.unwrap_or_else(|| (0..k).collect()), layout, "{at}");
+                        if interleave != 0 {
+                            assert_eq!(plan.full_blocks, members.len() == 1 || members.iter().all(|b| b.len() == blocks.width), "{at}");
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked >= 12 * 39, "{checked}");
+    }
 }
