@@ -431,25 +431,13 @@ fn unsigned_zero(f: Format, bits: u64) -> u64 {
     }
 }
 
-/// [`unsigned_zero`] over a tile's D, the format's zeros looked up once (a loop that vectorises
-/// where the CPU has AVX2: SSE2 has no 64-bit compare).
-fn unsigned_zeros(f: Format, d: &mut [u64]) {
-    #[inline(always)]
-    fn each(minus: u64, plus: u64, d: &mut [u64]) {
+avx2_where_available! {
+    /// [`unsigned_zero`] over a tile's D, the format's zeros looked up once (a loop that
+    /// vectorises with AVX2: SSE2 has no 64-bit compare).
+    fn unsigned_zeros(f: Format, d: &mut [u64]) {
+        let (minus, plus) = (f.zero_bits(true), f.zero_bits(false));
         d.iter_mut().for_each(|x| *x = if *x == minus { plus } else { *x });
     }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn each_avx2(minus: u64, plus: u64, d: &mut [u64]) {
-        each(minus, plus, d)
-    }
-    let (minus, plus) = (f.zero_bits(true), f.zero_bits(false));
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { each_avx2(minus, plus, d) };
-    }
-    each(minus, plus, d)
 }
 
 /// Decoded operands of one tile and scratch space, reused across its elements.
@@ -1322,41 +1310,27 @@ fn c_after_f16(c: u64, chain: u64, nan: u64) -> u64 {
     }
 }
 
-/// [`c_after_on_cpu`] over lane results laid out as `c` is (a row or a tile), leaving the
-/// elements the kernel handed back ([`GENERAL`]) for the general path. One loop per format,
-/// its addition inlined, so that each vectorises.
-fn c_after_on_cpu_slice(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { c_after_slice_avx2(f, c, d, nan) };
-    }
-    c_after_slice_any(f, c, d, nan)
-}
-
-/// The loops compiled for AVX2 (64-bit lanes shifted by lane: the f16 rounding vectorises).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn c_after_slice_avx2(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
-    c_after_slice_any(f, c, d, nan)
-}
-
-#[inline(always)]
-fn c_after_slice_any(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
-    let (c, len) = (&c[..d.len()], d.len());
-    // Plain indexed loops: iterator adaptors would leave the loop body outside the AVX2 caller.
-    match f {
-        Format::F32 => {
-            for i in 0..len {
-                d[i] = if d[i] == GENERAL { GENERAL } else { c_after_f32(c[i], d[i], nan) };
+avx2_where_available! {
+    /// [`c_after_on_cpu`] over lane results laid out as `c` is (a row or a tile), leaving the
+    /// elements the kernel handed back ([`GENERAL`]) for the general path. One loop per format,
+    /// its addition inlined, so that each vectorises (with AVX2's shifts by lane, the f16
+    /// rounding too).
+    fn c_after_on_cpu_slice(f: Format, c: &[u64], d: &mut [u64], nan: u64) {
+        let (c, len) = (&c[..d.len()], d.len());
+        // Plain indexed loops: iterator adaptors would leave the loop body outside the AVX2 caller.
+        match f {
+            Format::F32 => {
+                for i in 0..len {
+                    d[i] = if d[i] == GENERAL { GENERAL } else { c_after_f32(c[i], d[i], nan) };
+                }
             }
-        }
-        Format::F16 => {
-            for i in 0..len {
-                d[i] = if d[i] == GENERAL { GENERAL } else { c_after_f16(c[i], d[i], nan) };
+            Format::F16 => {
+                for i in 0..len {
+                    d[i] = if d[i] == GENERAL { GENERAL } else { c_after_f16(c[i], d[i], nan) };
+                }
             }
+            _ => unreachable!("cpu_c_after admits f32 and f16 accumulators only"),
         }
-        _ => unreachable!("cpu_c_after admits f32 and f16 accumulators only"),
     }
 }
 
@@ -1548,24 +1522,11 @@ fn field_pow(v: f64, floor: f64) -> f64 {
     }
 }
 
-/// [`field_pow`] of every value of `src` into `dst`, compiled for AVX2 where the CPU has it (the
-/// rest of the crate is built for baseline x86-64, whose SSE2 has half the width and no blend).
-fn field_pows(src: &[f64], dst: &mut [f64], floor: f64) {
-    #[inline(always)]
-    fn each(src: &[f64], dst: &mut [f64], floor: f64) {
+avx2_where_available! {
+    /// [`field_pow`] of every value of `src` into `dst` (SSE2 has half the width and no blend).
+    fn field_pows(src: &[f64], dst: &mut [f64], floor: f64) {
         dst.iter_mut().zip(src).for_each(|(f, &v)| *f = field_pow(v, floor));
     }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn each_avx2(src: &[f64], dst: &mut [f64], floor: f64) {
-        each(src, dst, floor)
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { each_avx2(src, dst, floor) };
-    }
-    each(src, dst, floor)
 }
 
 /// Replace subnormal values by zeros: of the same sign (`Flush`), or +0 for them and for zeros of
