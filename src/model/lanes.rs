@@ -170,10 +170,11 @@ struct Sums {
     any: [u64; LANES],
     /// Whether every term was finite (the float kernel sees NaN and infinities as values).
     finite: [u64; LANES],
-    /// Float kernel: where a term is not finite, the block's IEEE result (NaN or an infinity):
+    /// Float kernel: the block's sum in f64 (`sum` is not set): where every term is finite,
+    /// the exact integer `sum`; where one is not, the block's IEEE result (NaN or an infinity:
     /// the exact products and the running value summed in f64, where finite terms cannot
-    /// overflow (narrow products, f32 or narrower running values).
-    special: [f64; LANES],
+    /// overflow: narrow products, f32 or narrower running values).
+    total: [f64; LANES],
 }
 
 const NO_KEY: i64 = i64::MIN / 4;
@@ -220,7 +221,11 @@ fn block_float<const MODE: u8, const FIELD_SUM: bool>(
     bits: &mut [u64; LANES],
 ) {
     let sums = sum_block_float::<MODE, FIELD_SUM>(a, b, fa, fb, acc, floor, w);
-    round_lanes::<true>(&sums, acc, w, live, zero, bits);
+    if w.narrow_to >= 63 && w.carry_mask == u64::MAX {
+        round_lanes_f64(&sums, acc, w, live, zero, bits);
+    } else {
+        round_lanes::<true>(&sums, acc, w, live, zero, bits);
+    }
 }
 
 /// The same block sum computed in f64, for truncating or flooring windows aligned by leading
@@ -231,19 +236,19 @@ fn block_float<const MODE: u8, const FIELD_SUM: bool>(
 #[allow(clippy::too_many_arguments)]
 fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; LANES]], fa: &[f64], fb: &[[f64; LANES]], acc: &Accs, floor: f64, w: &Window) -> Sums {
     let cut = |x: f64| if MODE == FLOOR { x.floor() } else { x.trunc() };
-    let max = |x: f64, y: f64| if x > y { x } else { y };
-    // Keeps a NaN once it has come: `m` stays NaN, so the lane can be sent away below.
-    let max_nan = |m: f64, t: f64| if t > m || t != t { t } else { m };
+    // One `maxpd`: a NaN product never wins, and a NaN already in `m` stays. Neither matters:
+    // a NaN term makes the block's f64 sum NaN in pass 2, which is what sends the lane away.
+    let max = |m: f64, t: f64| if t > m { t } else { m };
     // Pass 1: the largest magnitude of each lane; its exponent is the largest leading bit.
     // Two interleaved chains (even and odd k) halve the dependency on max's latency.
-    // Field-sum keys: `fa`/`fb` hold 2^field of each operand (0 for zeros, the value itself for
-    // NaN and infinities), so a product of them has the product's key as its exponent; the
-    // running value's key is its exponent field in its format (subnormals: emin), `floor` being
-    // 2^emin of that format (C's before the first block, the accumulator's after).
+    // Field-sum keys: `fa`/`fb` hold 2^field of each operand (0 for zeros, the magnitude for
+    // NaN and infinities: never negative), so a product of them has the product's key as its
+    // exponent; the running value's key is its exponent field in its format (subnormals: emin),
+    // `floor` being 2^emin of that format (C's before the first block, the accumulator's after).
+    let key = |x: f64| if FIELD_SUM { x } else { x.abs() };
     let (mut m0, mut m1) = ([0f64; LANES], [0f64; LANES]);
     for l in 0..LANES {
         let v = acc.val[l].abs();
-        // (Written so that a NaN stays NaN.)
         m0[l] = if FIELD_SUM && v != 0.0 && v < floor { floor } else { v };
     }
     let (ka, kb) = if FIELD_SUM { (fa, fb) } else { (a, b) };
@@ -251,25 +256,24 @@ fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; 
     for t in 0..pairs {
         let (x0, x1, r0, r1) = (ka[2 * t], ka[2 * t + 1], &kb[2 * t], &kb[2 * t + 1]);
         for l in 0..LANES {
-            m0[l] = max_nan(m0[l], (x0 * r0[l]).abs());
-            m1[l] = max_nan(m1[l], (x1 * r1[l]).abs());
+            m0[l] = max(m0[l], key(x0 * r0[l]));
+            m1[l] = max(m1[l], key(x1 * r1[l]));
         }
     }
     if a.len() % 2 == 1 {
         let (x, r) = (ka[a.len() - 1], &kb[a.len() - 1]);
         for l in 0..LANES {
-            m0[l] = max_nan(m0[l], (x * r[l]).abs());
+            m0[l] = max(m0[l], key(x * r[l]));
         }
     }
     let drop_below = w.p - 1 + w.extra_bits;
     let mut out = Sums::default();
     let mut scale = [0f64; LANES];
     let (mut s0, mut s1) = ([0f64; LANES], [0f64; LANES]);
-    let mut finite = [0u64; LANES];
     for l in 0..LANES {
-        // NaN does not win a comparison, so look at both chains and the running value.
+        // An infinite term makes `top` infinite (and the window so high that every finite
+        // term scales to zero below); a NaN one may be missing from it (see `max`).
         let top = max(m0[l], m1[l]);
-        finite[l] = (top.is_finite() && m0[l] == m0[l] && m1[l] == m1[l]) as u64;
         let e = (top.to_bits() >> 52) as i64 - 1023;
         out.any[l] = (top != 0.0) as u64;
         out.grid[l] = e.max(w.min_key) - drop_below;
@@ -292,14 +296,12 @@ fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; 
         }
     }
     for l in 0..LANES {
-        // An integer below 2^52 (see above): its magnitude without a conversion instruction.
-        let v = s0[l] + s1[l];
-        let mag = small_from_f64(v) & w.carry_mask;
-        out.sum[l] = if v < 0.0 { (mag as i64).wrapping_neg() } else { mag as i64 };
-        out.finite[l] = finite[l];
-        // Scaled finite terms stay finite, so the f64 sum is NaN or an infinity exactly where
-        // IEEE addition of the block's terms is: NaN operands, inf·0, inf - inf.
-        out.special[l] = s0[l] + s1[l];
+        // Scaled finite terms stay finite integers below 2^52, so the f64 sum is the block's
+        // exact sum, and NaN or an infinity exactly where IEEE addition of the block's terms
+        // is (NaN operands, inf·0, inf - inf, an infinite running value). The integer form of
+        // the sum is made where it is needed ([`round_lanes`]).
+        out.total[l] = s0[l] + s1[l];
+        out.finite[l] = out.total[l].is_finite() as u64;
     }
     out
 }
@@ -322,14 +324,24 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
     // |sum| < 2^62: the window check keeps every sum well inside i64 (the float kernel's
     // finite sums are below 2^52). Narrowed first where the model says so (a loop of its own,
     // so that the common case pays nothing for it).
-    let (mut mags, mut grids) = (s.sum.map(|v| v.unsigned_abs()), s.grid);
+    // The float kernel's sums come as f64 integers below 2^52 (see `sum_block_float`), whose
+    // magnitude needs no conversion instruction.
+    let sums: [i64; LANES] = if FLOAT {
+        std::array::from_fn(|l| {
+            let mag = (small_from_f64(s.total[l]) & w.carry_mask) as i64;
+            if s.total[l] < 0.0 { mag.wrapping_neg() } else { mag }
+        })
+    } else {
+        s.sum
+    };
+    let (mut mags, mut grids) = (sums.map(|v| v.unsigned_abs()), s.grid);
     if w.narrow_to < 63 {
         for l in 0..LANES {
-            (mags[l], grids[l]) = narrow(mags[l], grids[l], w.narrow_to, (s.sum[l] < 0) as u64, (rne, rna, ru, rd, ra));
+            (mags[l], grids[l]) = narrow(mags[l], grids[l], w.narrow_to, (sums[l] < 0) as u64, (rne, rna, ru, rd, ra));
         }
     }
     for l in 0..LANES {
-        let neg = (s.sum[l] < 0) as u64;
+        let neg = (sums[l] < 0) as u64;
         let (mag, grid) = (mags[l], grids[l]);
         let len = bit_len::<FLOAT>(mag);
         let q = (grid + len - f.p).max(f.min_lsb);
@@ -364,7 +376,7 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
         let top = if saturates { f.emax } else { top };
         let inf = overflow & to_inf;
         let special = (s.finite[l] ^ 1) * FLOAT as u64;
-        let nan = special & (s.special[l] != s.special[l]) as u64;
+        let nan = special & s.total[l].is_nan() as u64;
         let keeps_inf = FLOAT as u64;
         live[l] &= ((inf & (keeps_inf ^ 1)) ^ 1)
             & ((nan & (nan_ok ^ 1)) ^ 1)
@@ -379,7 +391,7 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
         let biased = if subnormal == 1 { 0 } else { (q + f.p - 1 + f.bias) as u64 };
         let frac = kept & ((1u64 << (f.p - 1)) - 1);
         let finite_bits = (neg * f.sign_bit) | (biased << (f.p - 1)) | frac;
-        let special_neg = (s.special[l].is_sign_negative() as u64) & (nan ^ 1);
+        let special_neg = (s.total[l].is_sign_negative() as u64) & (nan ^ 1);
         bits[l] = if nan == 1 {
             nan_bits
         } else if special == 1 {
@@ -393,13 +405,98 @@ fn round_lanes<const FLOAT: bool>(s: &Sums, acc: &mut Accs, w: &Window, live: &m
         // kernel's, as its fields.
         if FLOAT {
             let inf_val = if neg == 1 { f64::NEG_INFINITY } else { f64::INFINITY };
-            acc.val[l] = if special == 1 { s.special[l] } else if inf == 1 { inf_val } else { exact_f64(neg == 1, kept, q) };
+            acc.val[l] = if special == 1 { s.total[l] } else if inf == 1 { inf_val } else { exact_f64(neg == 1, kept, q) };
         } else {
             acc.sig[l] = kept;
             acc.lsb[l] = q;
             acc.neg[l] = neg;
             acc.key[l] = if w.field_sum { if subnormal == 1 { f.emin } else { q + f.p - 1 } } else { top };
         }
+    }
+}
+
+/// [`round_lanes`] for the float kernel where the block sum needs neither a carry mask nor
+/// narrowing (every sm90 model): the rounding done in f64 itself. The exact sum `v · 2^grid`
+/// is an f64; scaled so that the accumulator's last place is 1, it is rounded to an integer by
+/// one rounding instruction (`trunc`, `round_ties_even`, `floor`, `ceil`), scaled back (exact),
+/// and encoded from the f64's fields. Same results as [`round_lanes`], lane for lane (a unit
+/// test compares them on every rounding, overflow rule and accumulator format).
+#[inline(always)]
+fn round_lanes_f64(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
+    let f = &w.acc;
+    let r = w.rounding;
+    let (rne, rna, ru, rd, ra) = (r == Rounding::Rne, r == Rounding::Rna, r == Rounding::Ru, r == Rounding::Rd, r == Rounding::Ra);
+    let pow2 = |e: i64| f64::from_bits(((e + 1023).clamp(1, 2046) as u64) << 52);
+    let exponent = |x: f64| ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    let max_finite = small_to_f64(f.max_sig_at_emax) * pow2(f.emax - f.p + 1);
+    let min_normal = pow2(f.emin);
+    let inf_bits = ((2 * f.bias + 1) as u64) << (f.p - 1);
+    let frac_mask = (1u64 << (f.p - 1)) - 1;
+    let to_inf_up = w.overflow == Overflow::Infinity || (w.overflow != Overflow::Saturate && (rne || rna || ra || ru));
+    let to_inf_down = w.overflow == Overflow::Infinity || (w.overflow != Overflow::Saturate && (rne || rna || ra || rd));
+    for l in 0..LANES {
+        let v = s.total[l];
+        let special = s.finite[l] ^ 1;
+        let nonzero = (v != 0.0) as u64;
+        let neg = if nonzero == 1 { v < 0.0 } else { w.cancel_to_minus_zero };
+        // The exact value (a normal f64: the window's last place is far above f64's smallest),
+        // then on the grid of the accumulator's last place at its binade (or the subnormals').
+        let x = v * pow2(s.grid[l]);
+        let q = (exponent(x) - f.p + 1).max(f.min_lsb);
+        let y = x * pow2(-q);
+        let t = y.trunc();
+        let away = t + if y < 0.0 { -1.0 } else { 1.0 };
+        let rounded = if rne {
+            y.round_ties_even()
+        } else if rna {
+            // Half away from zero: up where the discarded part is at least half.
+            if (y - t).abs() >= 0.5 { away } else { t }
+        } else if ru {
+            y.ceil()
+        } else if rd {
+            y.floor()
+        } else if ra {
+            if y != t { away } else { t }
+        } else {
+            t
+        };
+        let z = rounded * pow2(q);
+        let az = z.abs();
+        let overflow = (az > max_finite) as u64 & nonzero;
+        let to_inf = if neg { to_inf_down } else { to_inf_up } as u64;
+        let inf = overflow & to_inf;
+        let z = if overflow & (to_inf ^ 1) == 1 { max_finite } else { az };
+        let subnormal = (z < min_normal) as u64;
+        let low = (exponent(z) <= f.emin) as u64;
+        let nan = special & v.is_nan() as u64;
+        live[l] &= ((f.flush_subnormals as u64 & subnormal & nonzero & (special ^ 1)) ^ 1)
+            & ((w.unbounded as u64 & (low | overflow) & nonzero & (special ^ 1)) ^ 1)
+            & ((nan & w.nan_bits.is_none() as u64) ^ 1);
+        zero[l] = (nonzero ^ 1) & (s.any[l] ^ 1) & w.zero_needs_rule as u64;
+        // Encoded from the f64's fields: exponent and leading fraction bits where normal, the
+        // value in units of the smallest subnormal where not (zero included).
+        let normal_bits = (((exponent(z) + f.bias) as u64) << (f.p - 1)) | ((z.to_bits() >> (53 - f.p)) & frac_mask);
+        let sub_bits = small_from_f64(z * pow2(-f.min_lsb));
+        let sign = neg as u64 * f.sign_bit;
+        bits[l] = if nan == 1 {
+            w.nan_bits.unwrap_or(0)
+        } else if special == 1 {
+            (v.is_sign_negative() as u64 * f.sign_bit) | inf_bits
+        } else if inf == 1 {
+            sign | inf_bits
+        } else if subnormal == 1 {
+            sign | sub_bits
+        } else {
+            sign | normal_bits
+        };
+        let signed = if neg { -z } else { z };
+        acc.val[l] = if special == 1 {
+            v
+        } else if inf == 1 {
+            signed * f64::INFINITY
+        } else {
+            signed
+        };
     }
 }
 
@@ -688,5 +785,94 @@ mod x86 {
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
     pub(super) unsafe fn float_avx2<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u64]) {
         float_tile::<MODE, FIELD_SUM>(t, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// A window over accumulator `acc` with the given rules (the fields rounding reads).
+    fn window(acc: Format, rounding: Rounding, overflow: Overflow, flush: bool, unbounded: bool, zero_rule: bool) -> Window {
+        Window {
+            p: acc.precision() as i64,
+            extra_bits: 2,
+            field_sum: false,
+            product_shift: 0,
+            carry_mask: u64::MAX,
+            prod_top: 20,
+            min_key: NO_KEY,
+            unbounded,
+            acc: AccFormat::of(acc, flush),
+            rounding,
+            cancel_to_minus_zero: rounding == Rounding::Rd,
+            overflow,
+            nan_bits: if zero_rule { None } else { Some(0x7fff_ffff) },
+            zero_needs_rule: zero_rule,
+            narrow_to: 64,
+        }
+    }
+
+    /// Block sums near every edge of `acc`: exact integers below 2^52 on grids around the
+    /// subnormals, the binade boundaries, ties and the top of the range; zeros; NaN; infinities.
+    fn sums(rng: &mut impl Rng, acc: Format) -> Sums {
+        let mut s = Sums::default();
+        let p = acc.precision() as i64;
+        for l in 0..LANES {
+            let bits = rng.gen_range(0..52);
+            let mut mag: u64 = if bits == 0 { 0 } else { rng.gen_range(1u64 << (bits - 1)..1u64 << bits) };
+            if rng.gen_bool(0.3) && bits > p as u32 + 1 {
+                // A tie or a near-tie below the accumulator's last place.
+                let low = bits as i64 - p;
+                mag = (mag >> low << low) | (1 << (low - 1)) ^ rng.gen_range(0..2);
+            }
+            let at = match rng.gen_range(0..3) {
+                0 => acc.min_lsb_exp() as i64,
+                1 => acc.emax() as i64,
+                _ => 0,
+            };
+            s.grid[l] = at - bits as i64 + rng.gen_range(-4..5);
+            let v = mag as f64 * if rng.gen_bool(0.5) { -1.0 } else { 1.0 };
+            s.total[l] = match rng.gen_range(0..40) {
+                0 => f64::NAN,
+                1 => f64::INFINITY,
+                2 => f64::NEG_INFINITY,
+                3 => 0.0,
+                _ => v,
+            };
+            s.finite[l] = s.total[l].is_finite() as u64;
+            s.any[l] = (s.total[l] != 0.0 || rng.gen_bool(0.5)) as u64;
+        }
+        s
+    }
+
+    #[test]
+    fn f64_rounding_is_the_integer_rounding() {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut compared = 0;
+        for acc in [Format::F32, Format::F16, Format::Bf16] {
+            for rounding in Rounding::ALL {
+                for overflow in [Overflow::Ieee, Overflow::Saturate, Overflow::Infinity] {
+                    for (flush, unbounded, zero_rule) in [(false, false, false), (true, false, true), (false, true, false)] {
+                        let w = window(acc, rounding, overflow, flush, unbounded, zero_rule);
+                        for _ in 0..400 {
+                            let s = sums(&mut rng, acc);
+                            let run = |f: fn(&Sums, &mut Accs, &Window, &mut [u64; LANES], &mut [u64; LANES], &mut [u64; LANES])| {
+                                let (mut acc, mut live, mut zero, mut bits) = (Accs::default(), [1u64; LANES], [0u64; LANES], [0u64; LANES]);
+                                f(&s, &mut acc, &w, &mut live, &mut zero, &mut bits);
+                                // What the kernel keeps of a lane: nothing where it leaves.
+                                let val = acc.val.map(f64::to_bits);
+                                (0..LANES).map(|l| if live[l] == 0 { None } else { Some((zero[l], bits[l], val[l])) }).collect::<Vec<_>>()
+                            };
+                            let (want, got) = (run(round_lanes::<true>), run(round_lanes_f64));
+                            assert_eq!(got, want, "{acc} {rounding:?} {overflow:?} flush {flush} unbounded {unbounded}: sums {:?} on grids {:?}", s.total, s.grid);
+                            compared += want.iter().filter(|x| x.is_some()).count();
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 100_000, "{compared} lanes kept by both");
     }
 }
