@@ -98,27 +98,34 @@ impl Array {
         &self.bytes[tile * size..(tile + 1) * size]
     }
 
-    /// Tile `tile`'s elements as bit patterns of `f`; the message names the first element out
-    /// of `f`'s range (signed storage only: raw patterns are checked by [`MmaCase::validate`]).
-    fn tile_bits(&self, tile: usize, f: Format) -> Result<Vec<u64>, String> {
+    /// Tile `tile`'s elements as bit patterns of `f`, into `out` (its buffer reused); the
+    /// message names the first element out of `f`'s range (signed storage only: raw patterns
+    /// are checked by [`MmaCase::validate`]).
+    fn tile_bits_into(&self, tile: usize, f: Format, out: &mut Vec<u64>) -> Result<(), String> {
         let bytes = self.tile_bytes(tile);
-        let le = |c: &[u8]| c.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64);
+        out.clear();
         if self.storage == Storage::Signed {
+            let le = |c: &[u8]| c.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64);
             let spec = f.integer().expect("signed storage holds integer formats");
             let shift = 64 - 8 * self.width as u32;
-            return bytes
-                .chunks_exact(self.width)
-                .enumerate()
-                .map(|(i, c)| {
-                    let v = ((le(c) << shift) as i64) >> shift;
-                    if v < spec.min() || v > spec.max() {
-                        return Err(format!("element {i} is {v}, outside {f}'s range {}..={}", spec.min(), spec.max()));
-                    }
-                    Ok(v as u64 & f.mask())
-                })
-                .collect();
+            for (i, c) in bytes.chunks_exact(self.width).enumerate() {
+                let v = ((le(c) << shift) as i64) >> shift;
+                if v < spec.min() || v > spec.max() {
+                    return Err(format!("element {i} is {v}, outside {f}'s range {}..={}", spec.min(), spec.max()));
+                }
+                out.push(v as u64 & f.mask());
+            }
+            return Ok(());
         }
-        Ok(le_elements(bytes, self.width))
+        le_elements_into(bytes, self.width, out);
+        Ok(())
+    }
+
+    /// Tile `tile`'s elements as bit patterns of `f` (see [`Array::tile_bits_into`]).
+    fn tile_bits(&self, tile: usize, f: Format) -> Result<Vec<u64>, String> {
+        let mut out = Vec::new();
+        self.tile_bits_into(tile, f, &mut out)?;
+        Ok(out)
     }
 
     /// Write `bits` (elements of `f`) into `out`, one tile's bytes, in this array's storage.
@@ -151,12 +158,20 @@ pub fn container_bytes(f: Format) -> usize {
 
 /// Elements stored as little-endian unsigned integers of `width` bytes (1, 2, 4 or 8).
 pub fn le_elements(bytes: &[u8], width: usize) -> Vec<u64> {
+    let mut out = Vec::new();
+    le_elements_into(bytes, width, &mut out);
+    out
+}
+
+/// [`le_elements`] into `out` (cleared first; its buffer reused).
+pub fn le_elements_into(bytes: &[u8], width: usize, out: &mut Vec<u64>) {
+    out.clear();
     // One loop per width, so each compiles to plain loads.
     match width {
-        1 => bytes.iter().map(|&b| b as u64).collect(),
-        2 => bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64).collect(),
-        4 => bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64).collect(),
-        _ => bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect(),
+        1 => out.extend(bytes.iter().map(|&b| b as u64)),
+        2 => out.extend(bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64)),
+        4 => out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)),
+        _ => out.extend(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))),
     }
 }
 
@@ -545,12 +560,14 @@ impl Batch {
     /// Tile `tile` as a case, checked as a JSONL line is ([`MmaCase::validate`]); the error
     /// names the member and the tile.
     pub fn case(&self, tile: usize) -> Result<MmaCase, NpzError> {
-        let bits = |arr: &Array, f: Format, name: &str| arr.tile_bits(tile, f).map_err(|e| self.err(Some(name), Some(tile), e));
-        let mut extra = Map::new();
-        if let Some(op) = self.header.get("op") {
-            extra.insert("op".into(), op.clone());
-        }
-        let case = MmaCase {
+        let mut case = self.empty_case();
+        self.case_into(tile, &mut case)?;
+        Ok(case)
+    }
+
+    /// A case of this batch's shape and formats with no elements yet (for [`Batch::case_into`]).
+    fn empty_case(&self) -> MmaCase {
+        MmaCase {
             a_fmt: self.a_fmt,
             b_fmt: self.b_fmt,
             c_fmt: self.c_fmt,
@@ -558,18 +575,34 @@ impl Batch {
             m: self.m,
             n: self.n,
             k: self.k,
-            a: bits(&self.a, self.a_fmt, "a")?,
-            b: bits(&self.b, self.b_fmt, "b")?,
-            c: bits(&self.c, self.c_fmt, "c")?,
-            meta: self.meta.as_ref().map(|m| m.tile_bytes(tile).to_vec()),
-            scales: self.scales(tile),
-            extra,
-        };
+            a: Vec::new(),
+            b: Vec::new(),
+            c: Vec::new(),
+            meta: None,
+            scales: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// [`Batch::case`] into `case`, whose element buffers are reused (a loop over a batch's
+    /// tiles allocates nothing per tile).
+    pub fn case_into(&self, tile: usize, case: &mut MmaCase) -> Result<(), NpzError> {
+        let err = |name: &str, e: String| self.err(Some(name), Some(tile), e);
+        (case.a_fmt, case.b_fmt, case.c_fmt, case.d_fmt) = (self.a_fmt, self.b_fmt, self.c_fmt, self.d_fmt);
+        (case.m, case.n, case.k) = (self.m, self.n, self.k);
+        self.a.tile_bits_into(tile, self.a_fmt, &mut case.a).map_err(|e| err("a", e))?;
+        self.b.tile_bits_into(tile, self.b_fmt, &mut case.b).map_err(|e| err("b", e))?;
+        self.c.tile_bits_into(tile, self.c_fmt, &mut case.c).map_err(|e| err("c", e))?;
+        case.meta = self.meta.as_ref().map(|m| m.tile_bytes(tile).to_vec());
+        case.scales = self.scales(tile);
+        case.extra.clear();
+        if let Some(op) = self.header.get("op") {
+            case.extra.insert("op".into(), op.clone());
+        }
         case.validate().map_err(|FieldError { field, message }| {
             let member = if ["a", "b", "c", "meta", "scale_a", "scale_b"].contains(&field.as_str()) { field } else { "header".into() };
             self.err(Some(&member), Some(tile), message)
-        })?;
-        Ok(case)
+        })
     }
 
     /// Tile `tile`'s block scales (the header's format and block were checked on reading).
@@ -582,8 +615,19 @@ impl Batch {
 
     /// Tiles `range` as cases, converted in parallel; the error is the first bad tile's.
     pub fn cases_in(&self, range: Range<usize>) -> Result<Vec<MmaCase>, NpzError> {
-        let cases: Vec<Result<MmaCase, NpzError>> = range.into_par_iter().map(|i| self.case(i)).collect();
-        cases.into_iter().collect()
+        let mut cases = Vec::new();
+        self.cases_into(range, &mut cases)?;
+        Ok(cases)
+    }
+
+    /// [`Batch::cases_in`] into `cases` (resized to the range), reusing the buffers of the
+    /// cases already there: a loop over a batch in chunks allocates for its first chunk only.
+    pub fn cases_into(&self, range: Range<usize>, cases: &mut Vec<MmaCase>) -> Result<(), NpzError> {
+        cases.resize_with(range.len(), || self.empty_case());
+        let first = range.start;
+        let bad: Vec<NpzError> = cases.par_iter_mut().enumerate().filter_map(|(i, c)| self.case_into(first + i, c).err()).collect();
+        // In tile order: the first bad tile's error.
+        bad.into_iter().min_by_key(|e| e.tile).map_or(Ok(()), Err)
     }
 
     /// Every tile as a case.

@@ -380,3 +380,33 @@ fn library_models_stay_with_jsonl() {
     let err = fails(&["emulate", "--model", "sm90:cublas.gemm.f32.f16.f16.f32", "--in", s(&input), "--out", "-"]);
     assert!(err.contains("library model") && err.contains("no .npz"), "{err}");
 }
+
+/// `emulate` converts an npz in chunks into cases whose buffers the next chunk reuses: every
+/// reused case equals the tile read afresh, whatever shape, formats, sparsity or pairing the
+/// cases held before; and a bad tile's error is the first bad tile's, as with fresh cases.
+#[test]
+fn reused_cases_equal_fresh_ones() {
+    let batches: Vec<Batch> = ["mma.sp.m16n8k32.f32.f16.f16.f32", "mma.m16n8k256.s32.b1.b1.s32.xor.popc", "mma.m16n8k16.f32.f16.f16.f32", "wgmma.m64n8k32.f32.e4m3.e5m2"]
+        .iter()
+        .map(|p| Batch::from_cases(&tiles(p, 9, 4)).unwrap())
+        .collect();
+    let mut reused = Vec::new();
+    for batch in batches.iter().chain(batches.iter().rev()) {
+        for range in [0..5, 5..9, 2..3] {
+            batch.cases_into(range.clone(), &mut reused).unwrap();
+            let fresh: Vec<MmaCase> = range.map(|t| batch.case(t).unwrap()).collect();
+            assert_eq!(reused, fresh);
+        }
+    }
+    // Tiles 3 and 6 made bad: metadata pairs out of order (checked on reading a tile).
+    let mut cases = tiles("mma.sp.m16n8k32.f32.f16.f16.f32", 9, 4);
+    for t in [6, 3] {
+        let meta = cases[t].meta.as_mut().unwrap();
+        meta.swap(0, 1);
+        meta[0] = meta[0].max(1);
+        meta[1] = meta[0];
+    }
+    let batch = Batch::from_cases(&cases.iter().map(bare).collect::<Vec<_>>()).expect("the batch holds what it is given");
+    let message = batch.cases_into(0..9, &mut reused).unwrap_err().to_string();
+    assert!(message.contains("tile 3") && message.contains("meta"), "{message}");
+}

@@ -130,9 +130,11 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
             batch.set_d(0, &[] as &[&[u64]]); // d is there even for a batch of no tiles
         }
         let bar = spinner();
+        // One chunk's cases, their buffers reused by the next chunk.
+        let mut cases = Vec::new();
         for first in (0..batch.tiles).step_by(CHUNK) {
             let end = (first + CHUNK).min(batch.tiles);
-            let cases = batch.cases_in(first..end)?;
+            batch.cases_into(first..end, &mut cases)?;
             let results = cases
                 .par_iter()
                 .enumerate()
@@ -164,7 +166,8 @@ pub fn emulate(model: &str, input: &Path, output: &Path) -> anyhow::Result<ExitC
         return emulate_library(model, input, output);
     }
     let emu = Emulator::new(m);
-    let exec = Executor { exec: |case: &MmaCase| emu.run(case).map_err(|e| e.to_string()), line: |case: &MmaCase, d: &Vec<u64>| case.result_json(d) };
+    // Every case reaching `exec` was checked when it was read (a JSONL line or an npz tile).
+    let exec = Executor { exec: |case: &MmaCase| emu.run_validated(case).map_err(|e| e.to_string()), line: |case: &MmaCase, d: &Vec<u64>| case.result_json(d) };
     exec.stream(input, output, |d| d)
 }
 

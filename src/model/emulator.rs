@@ -188,6 +188,13 @@ impl Emulator {
     /// Compute D for one case: `m·n` bit patterns in C's format, row-major.
     pub fn run(&self, case: &MmaCase) -> Result<Vec<u64>, EmulatorError> {
         case.validate()?;
+        self.run_validated(case)
+    }
+
+    /// [`Emulator::run`] on a case already checked by [`MmaCase::validate`], as every case
+    /// made by [`MmaCase::from_json`] or [`crate::npz::Batch::case`] is: the same result,
+    /// without checking the case again. (An unchecked case of the wrong sizes may panic.)
+    pub fn run_validated(&self, case: &MmaCase) -> Result<Vec<u64>, EmulatorError> {
         let ar = self.model.arithmetic(case.a_fmt);
         if case.meta.is_some() && !self.general_only {
             if let Some(d) = sparse_float_tile(ar, case)? {
