@@ -657,7 +657,14 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
             };
             let mut accs = Accs::default();
             let (mut live, mut zero, mut bits) = ([1u64; LANES], [0u64; LANES], [0u64; LANES]);
-            accs.val[..width].copy_from_slice(&c_all[i * n + j0..i * n + j0 + width]);
+            // (Element loops of constant length where the chunk is whole: a copy of run-time
+            // length is a call to memcpy, and the compiler merges two copies into one.)
+            if width == LANES {
+                let c = &c_all[i * n + j0..i * n + j0 + LANES];
+                (0..LANES).for_each(|l| accs.val[l] = c[l]);
+            } else {
+                accs.val[..width].copy_from_slice(&c_all[i * n + j0..i * n + j0 + width]);
+            }
             for blk in 0..nblocks {
                 let floor = if blk == 0 { t.c_floor } else { acc_floor };
                 let blk = if t.reverse { nblocks - 1 - blk } else { blk };
@@ -670,7 +677,8 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
             // lanes would be scalar, with a bounds check per element).
             let got: [u64; LANES] = std::array::from_fn(|l| if live[l] == 0 || zero[l] != 0 { GENERAL } else { bits[l] });
             if width == LANES {
-                out[i * n + j0..i * n + j0 + LANES].copy_from_slice(&got);
+                let d = &mut out[i * n + j0..i * n + j0 + LANES];
+                (0..LANES).for_each(|l| d[l] = got[l]);
             } else {
                 out[i * n + j0..i * n + j0 + width].copy_from_slice(&got[..width]);
             }
