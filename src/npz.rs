@@ -164,7 +164,7 @@ pub fn le_elements(bytes: &[u8], width: usize) -> Vec<u64> {
 }
 
 /// [`le_elements`] into `out` (cleared first; its buffer reused).
-pub fn le_elements_into(bytes: &[u8], width: usize, out: &mut Vec<u64>) {
+fn le_elements_into(bytes: &[u8], width: usize, out: &mut Vec<u64>) {
     out.clear();
     // One loop per width, so each compiles to plain loads.
     match width {

@@ -31,9 +31,24 @@ pub(crate) fn tile(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase) -> Ve
     let c: Vec<i64> = case.c.iter().map(|&x| case.c_fmt.int_value(x)).collect();
     let xor = case.xor_pairs();
     let runs: Option<Vec<std::ops::Range<usize>>> = blocks.iter().map(|b| b.windows(2).all(|w| w[1] == w[0] + 1).then(|| b[0]..b[b.len() - 1] + 1)).collect();
+    let acc = ar.accumulator.format.unwrap_or(case.c_fmt);
     match runs {
         // Operands of at most 8 bits: every product (at most 255·255) and block sum (at most
-        // 256 of them) fits an i32.
+        // 256 of them) fits an i32. Into s32 (every integer instruction), eight columns at a time.
+        Some(runs) if k <= 256 && case.a_fmt.storage_bits() <= 8 && case.b_fmt.storage_bits() <= 8 && acc == Format::S32 && case.c_fmt == Format::S32 => {
+            // B with its rows padded to a multiple of eight columns (zeros past column n).
+            let (a, mut b) = (decoded(case.a_fmt, &case.a), decoded(case.b_fmt, &case.b));
+            if n % LANES != 0 {
+                let n8 = n.div_ceil(LANES) * LANES;
+                let mut padded = vec![0i32; k * n8];
+                padded.chunks_exact_mut(n8).zip(b.chunks_exact(n)).for_each(|(row, src)| row[..n].copy_from_slice(src));
+                b = padded;
+            }
+            let mut d = vec![0u64; m * n];
+            let (saturate, after) = (ar.accumulator.overflow == crate::format::Overflow::Saturate, ar.blocks.c == CPlacement::After);
+            s32_rows(&a, &b, &c, &runs, m, n, k, xor, saturate, after, &mut d);
+            d
+        }
         Some(runs) if k <= 256 && case.a_fmt.storage_bits() <= 8 && case.b_fmt.storage_bits() <= 8 => {
             let (a, bt): (Vec<i32>, Vec<i32>) = (decoded(case.a_fmt, &case.a), transposed(&decoded(case.b_fmt, &case.b), k, n));
             (0..m * n).map(|e| dot_runs(ar, &runs, case, xor, &a[e / n * k..][..k], &bt[e % n * k..][..k], c[e])).collect()
@@ -43,6 +58,65 @@ pub(crate) fn tile(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase) -> Ve
             let b: Vec<i64> = case.b.iter().map(|&x| case.b_fmt.int_value(x)).collect();
             let bt = transposed(&b, k, n);
             (0..m * n).map(|e| dot(ar, blocks, case, xor, &a[e / n * k..][..k], &bt[e % n * k..][..k], c[e])).collect()
+        }
+    }
+}
+
+/// Lanes of [`s32_rows`]: columns of D computed together.
+const LANES: usize = 8;
+
+avx2_where_available! {
+    /// D into s32 from an s32 accumulator, a row of A against eight columns of B at a time:
+    /// for each block (a run of consecutive k, in chain order) the eight lanes' i32 block sums,
+    /// each added to its lane's running sum, which wraps or clamps to s32 (`saturate`); C
+    /// first or after the chain (`after`). `b` is B with its rows padded to a multiple of
+    /// eight columns. What [`accumulate`] does element by element (a unit test holds them
+    /// equal).
+    #[allow(clippy::too_many_arguments)]
+    fn s32_rows(a: &[i32], b: &[i32], c: &[i64], runs: &[std::ops::Range<usize>], m: usize, n: usize, k: usize, xor: bool, saturate: bool, after: bool, d: &mut [u64]) {
+        let n8 = b.len() / k.max(1);
+        let add = |run: i64, x: i64| {
+            let exact = run + x;
+            if saturate { exact.clamp(i32::MIN as i64, i32::MAX as i64) } else { exact as i32 as i64 }
+        };
+        for i in 0..m {
+            let a_row = &a[i * k..(i + 1) * k];
+            for j0 in (0..n).step_by(LANES) {
+                let width = LANES.min(n - j0);
+                // (Whole chunks through arrays of constant length, so that they vectorise.)
+                let mut c_lanes = [0i64; LANES];
+                if width == LANES {
+                    let src = &c[i * n + j0..i * n + j0 + LANES];
+                    (0..LANES).for_each(|l| c_lanes[l] = src[l]);
+                } else {
+                    c_lanes[..width].copy_from_slice(&c[i * n + j0..i * n + j0 + width]);
+                }
+                let mut run = if after { [0i64; LANES] } else { c_lanes };
+                for r in runs {
+                    let mut sum = [0i32; LANES];
+                    // (B's rows a run-time stride apart: with rows of eight next to each other,
+                    // the compiler vectorises along k instead, a transposition per step.)
+                    for kk in r.clone() {
+                        let (x, row) = (a_row[kk], &b[kk * n8 + j0..kk * n8 + j0 + LANES]);
+                        if xor {
+                            (0..LANES).for_each(|l| sum[l] += x ^ row[l]);
+                        } else {
+                            (0..LANES).for_each(|l| sum[l] += x * row[l]);
+                        }
+                    }
+                    (0..LANES).for_each(|l| run[l] = add(run[l], sum[l] as i64));
+                }
+                if after {
+                    (0..LANES).for_each(|l| run[l] = add(run[l], c_lanes[l]));
+                }
+                let bits: [u64; LANES] = std::array::from_fn(|l| run[l] as u32 as u64);
+                if width == LANES {
+                    let dst = &mut d[i * n + j0..i * n + j0 + LANES];
+                    (0..LANES).for_each(|l| dst[l] = bits[l]);
+                } else {
+                    d[i * n + j0..i * n + j0 + width].copy_from_slice(&bits[..width]);
+                }
+            }
         }
     }
 }
@@ -187,5 +261,31 @@ mod tests {
             }
         }
         assert!(checked > 10_000, "{checked}");
+    }
+
+    /// The same beyond the measured models: every block width, C first or after the chain,
+    /// wrap-around or clamping, on every integer path's tiles with C near the ends of s32.
+    #[test]
+    fn tile_runs_equal_elements_under_every_integer_knob() {
+        let mut checked = 0;
+        for path in crate::exec::PATHS.iter().filter(|p| p.c_fmt.is_integer()) {
+            for (overflow, c, width) in [("wrap", "fused", 4), ("saturate", "after", 8), ("saturate", "fused", 16), ("wrap", "after", 0), ("saturate", "fused", 32)] {
+                let model = model(overflow, c, width);
+                let ar = model.arithmetic(path.a_fmt);
+                let blocks = crate::model::emulator::block_members(&ar.blocks, path.k);
+                for i in 0..4 {
+                    let mut case = crate::gen::case_at(path, 12, i);
+                    for (e, x) in case.c.iter_mut().enumerate() {
+                        *x = [i32::MAX as u64, i32::MIN as u32 as u64, *x][e % 3];
+                    }
+                    let d = tile(ar, &blocks, &case);
+                    for e in 0..case.m * case.n {
+                        assert_eq!(d[e], element(ar, &blocks, &case, e / case.n, e % case.n), "{} under {overflow} {c} {width}, tile {i} element {e}", path.id);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 50_000, "{checked}");
     }
 }
