@@ -1515,13 +1515,15 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
 
 /// What the float kernel aligns a field-sum operand by, from its exact (already flushed)
 /// value: 2^field for a finite nonzero value (its leading power of two, `floor` = 2^emin of its
-/// format for subnormals), 0 for a zero (its products join no maximum), the value itself for
-/// NaN and infinities (their lanes leave the kernel).
+/// format for subnormals), 0 for a zero (its products join no maximum), the magnitude for NaN
+/// and infinities: never negative, so that the kernel takes a product of keys as it is (an
+/// infinite key puts the window so high that every finite term scales to zero; the block's f64
+/// sum is then the IEEE result).
 #[inline(always)]
 fn field_pow(v: f64, floor: f64) -> f64 {
     // Selects, not branches, so that slices of operands vectorise.
     let pow = f64::from_bits(v.abs().to_bits() & 0x7ff0_0000_0000_0000).max(floor);
-    let pow = if v.is_finite() { pow } else { v };
+    let pow = if v.is_finite() { pow } else { v.abs() };
     if v == 0.0 {
         0.0
     } else {
