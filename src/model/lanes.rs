@@ -32,8 +32,16 @@ pub(super) struct LaneOperand {
 /// formats. Branch-free (the sign is OR-ed in), so that lanes of it vectorise.
 #[inline(always)]
 pub(super) fn exact_f64(neg: bool, sig: u64, lsb: i64) -> f64 {
-    let v = small_to_f64(sig) * f64::from_bits(((lsb + 1023).clamp(1, 2046) as u64) << 52);
+    let v = small_to_f64(sig) * pow2(lsb);
     f64::from_bits(v.to_bits() | ((neg as u64) << 63))
+}
+
+/// 2^e as an f64 built from its exponent field, for e in the normal range (outside it, the
+/// nearest normal power: only lanes whose results are thrown away get there). Branch-free, so
+/// that lanes of it vectorise.
+#[inline(always)]
+fn pow2(e: i64) -> f64 {
+    f64::from_bits(((e + 1023).clamp(1, 2046) as u64) << 52)
 }
 
 /// 2^52 as f64 bits: an f64 whose last place is 1.
@@ -277,7 +285,7 @@ fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; 
         let e = (top.to_bits() >> 52) as i64 - 1023;
         out.any[l] = (top != 0.0) as u64;
         out.grid[l] = e.max(w.min_key) - drop_below;
-        scale[l] = f64::from_bits(((1023 - out.grid[l]).clamp(1, 2046) as u64) << 52);
+        scale[l] = pow2(-out.grid[l]);
         s0[l] = cut(acc.val[l] * scale[l]);
     }
     // Pass 2: scale every product onto its lane's window, drop the bits below, add (exact
@@ -426,7 +434,6 @@ fn round_lanes_f64(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES]
     let f = &w.acc;
     let r = w.rounding;
     let (rne, rna, ru, rd, ra) = (r == Rounding::Rne, r == Rounding::Rna, r == Rounding::Ru, r == Rounding::Rd, r == Rounding::Ra);
-    let pow2 = |e: i64| f64::from_bits(((e + 1023).clamp(1, 2046) as u64) << 52);
     let exponent = |x: f64| ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023;
     let max_finite = small_to_f64(f.max_sig_at_emax) * pow2(f.emax - f.p + 1);
     let min_normal = pow2(f.emin);
