@@ -8,7 +8,7 @@
 use super::{AccRange, AlignExponent, AlignMode, Arithmetic, BlockOrder, CPlacement, Model, NanOutput, Normalise, Subnormals, ZeroSign};
 use crate::case::{FieldError, MmaCase};
 use crate::format::{Class, Format, Overflow, Rounding};
-use super::lanes::{block_kernel, exact_f64, AccFormat, Accs, BLanes, FloatTile, Kernel, LaneOperand, Window, FLOOR, GENERAL, LANES, STICKY, TRUNCATE};
+use super::lanes::{block_kernel, exact_f64, AccFormat, Accs, BLanes, FloatTile, Kernel, LaneOperand, Window, FLOOR, GENERAL, LANES, STICKY, TRUNCATE, acc_kernel};
 use rug::Integer;
 
 mod diagonal;
@@ -1402,7 +1402,27 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
     let drop_below = ar.window_precision(acc_fmt) as i32 - 1 + ar.align.extra_bits + (mode == STICKY) as i32;
     let product_shift = (drop_below + 1 - (pa + pb) as i32 + 2).max(0) as u32;
     // f64 form: |terms| < 2^(drop_below + 2), at most 2^7 of them, exact below 2^53.
-    let operands = match block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52) {
+    let window = Window {
+        p: ar.window_precision(acc_fmt) as i64,
+        extra_bits: ar.align.extra_bits as i64,
+        field_sum,
+        product_shift,
+        carry_mask: match ar.align.carry_bits {
+            Some(c) => (1u64 << (drop_below + 1 + c as i32).clamp(1, 63)) - 1,
+            None => u64::MAX,
+        },
+        prod_top: pa + pb - 2,
+        unbounded: ar.accumulator.range == AccRange::Unbounded,
+        min_key: ar.anchor_floor(acc_fmt).map_or(i64::MIN / 4, |f| f as i64),
+        acc: AccFormat::of(acc_fmt, ar.accumulator.subnormals == Subnormals::Flush),
+        rounding: ar.accumulator.rounding,
+        cancel_to_minus_zero: ar.accumulator.rounding == Rounding::Rd && ar.specials.zero_sign == ZeroSign::Ieee,
+        overflow: ar.accumulator.overflow,
+        nan_bits: fixed_nan(ar.specials.nan, acc_fmt),
+        zero_needs_rule: ar.specials.zero_sign == ZeroSign::Ieee && !(ar.blocks.c == CPlacement::After && ar.accumulator.rounding != Rounding::Rd),
+        narrow_to: ar.accumulator.precision.filter(|&q| q < acc_fmt.precision()).map_or(64, |q| q as i64),
+    };
+    let operands = match block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52, acc_kernel(&window, acc_fmt)) {
         Kernel::Float(kernel) => {
             // Exact values; NaN and infinities stay, and send their lanes to the general path.
             let mut a = super::scratch::values(m * k);
@@ -1487,30 +1507,7 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
             LaneOperands::Int { a, b, a_row_special, b_col_special, kernel }
         }
     };
-    let carry_mask = match ar.align.carry_bits {
-        Some(c) => (1u64 << (drop_below + 1 + c as i32).clamp(1, 63)) - 1,
-        None => u64::MAX,
-    };
-    Some(LanePrep {
-        operands,
-        window: Window {
-            p: ar.window_precision(acc_fmt) as i64,
-            extra_bits: ar.align.extra_bits as i64,
-            field_sum,
-            product_shift,
-            carry_mask,
-            prod_top: pa + pb - 2,
-            unbounded: ar.accumulator.range == AccRange::Unbounded,
-            min_key: ar.anchor_floor(acc_fmt).map_or(i64::MIN / 4, |f| f as i64),
-            acc: AccFormat::of(acc_fmt, ar.accumulator.subnormals == Subnormals::Flush),
-            rounding: ar.accumulator.rounding,
-            cancel_to_minus_zero: ar.accumulator.rounding == Rounding::Rd && ar.specials.zero_sign == ZeroSign::Ieee,
-            overflow: ar.accumulator.overflow,
-            nan_bits: fixed_nan(ar.specials.nan, acc_fmt),
-            zero_needs_rule: ar.specials.zero_sign == ZeroSign::Ieee && !(ar.blocks.c == CPlacement::After && ar.accumulator.rounding != Rounding::Rd),
-            narrow_to: ar.accumulator.precision.filter(|&q| q < acc_fmt.precision()).map_or(64, |q| q as i64),
-        },
-    })
+    Some(LanePrep { operands, window })
 }
 
 /// What the float kernel aligns a field-sum operand by, from its exact (already flushed)

@@ -193,6 +193,29 @@ pub(super) const TRUNCATE: u8 = 0;
 pub(super) const FLOOR: u8 = 1;
 pub(super) const STICKY: u8 = 2;
 
+/// The accumulator format and rounding of a float kernel, as a constant: for the common ones
+/// (f32 or f16, RZ or RNE, overflow as IEEE says or to infinity, subnormals kept, neither carry
+/// mask nor narrowing: every sm90 model) the block sum is rounded by a conversion compiled for that one case
+/// ([`round_lanes_conv`]); `ACC_ANY` reads the rules from the window.
+pub(super) const ACC_ANY: u8 = 0;
+pub(super) const ACC_F32_RZ: u8 = 1;
+pub(super) const ACC_F32_RNE: u8 = 2;
+pub(super) const ACC_F16_RZ: u8 = 3;
+pub(super) const ACC_F16_RNE: u8 = 4;
+
+/// The `ACC_*` constant of an accumulator format and its rules (`ACC_ANY` where no conversion
+/// kernel serves them).
+pub(super) fn acc_kernel(w: &Window, format: Format) -> u8 {
+    let plain = w.narrow_to >= 63 && w.carry_mask == u64::MAX && w.overflow != Overflow::Saturate && !w.acc.flush_subnormals && !w.unbounded;
+    match (plain, format, w.rounding) {
+        (true, Format::F32, Rounding::Rz) => ACC_F32_RZ,
+        (true, Format::F32, Rounding::Rne) => ACC_F32_RNE,
+        (true, Format::F16, Rounding::Rz) => ACC_F16_RZ,
+        (true, Format::F16, Rounding::Rne) => ACC_F16_RNE,
+        _ => ACC_ANY,
+    }
+}
+
 /// One fused block for eight lanes: the products `a[kk] · b[kk][lane]` for `kk` in the block,
 /// and each lane's running value, aligned to the lane's largest exponent, summed exactly and
 /// rounded into the accumulator, which becomes the new running value. `bits` receives each
@@ -216,7 +239,7 @@ fn block_int<const MODE: u8, const FIELD_SUM: bool>(
 /// The same block through [`sum_block_float`]: A and B as exact f64 values.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn block_float<const MODE: u8, const FIELD_SUM: bool>(
+fn block_float<const MODE: u8, const FIELD_SUM: bool, const ACC: u8>(
     a: &[f64],
     b: &[[f64; LANES]],
     fa: &[f64],
@@ -229,7 +252,9 @@ fn block_float<const MODE: u8, const FIELD_SUM: bool>(
     bits: &mut [u64; LANES],
 ) {
     let sums = sum_block_float::<MODE, FIELD_SUM>(a, b, fa, fb, acc, floor, w);
-    if w.narrow_to >= 63 && w.carry_mask == u64::MAX {
+    if ACC != ACC_ANY {
+        round_lanes_conv::<ACC>(&sums, acc, w, live, zero, bits);
+    } else if w.narrow_to >= 63 && w.carry_mask == u64::MAX {
         round_lanes_f64(&sums, acc, w, live, zero, bits);
     } else {
         round_lanes::<true>(&sums, acc, w, live, zero, bits);
@@ -261,8 +286,9 @@ fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; 
     }
     let (ka, kb) = if FIELD_SUM { (fa, fb) } else { (a, b) };
     let pairs = a.len() / 2;
-    for t in 0..pairs {
-        let (x0, x1, r0, r1) = (ka[2 * t], ka[2 * t + 1], &kb[2 * t], &kb[2 * t + 1]);
+    // (Pairs as chunks, not indices: no bounds check per pair.)
+    for (x, r) in ka[..2 * pairs].chunks_exact(2).zip(kb[..2 * pairs].chunks_exact(2)) {
+        let (x0, x1, r0, r1) = (x[0], x[1], &r[0], &r[1]);
         for l in 0..LANES {
             m0[l] = max(m0[l], key(x0 * r0[l]));
             m1[l] = max(m1[l], key(x1 * r1[l]));
@@ -290,8 +316,8 @@ fn sum_block_float<const MODE: u8, const FIELD_SUM: bool>(a: &[f64], b: &[[f64; 
     }
     // Pass 2: scale every product onto its lane's window, drop the bits below, add (exact
     // integers, so the two chains may be added in any order).
-    for t in 0..pairs {
-        let (x0, x1, r0, r1) = (a[2 * t], a[2 * t + 1], &b[2 * t], &b[2 * t + 1]);
+    for (x, r) in a[..2 * pairs].chunks_exact(2).zip(b[..2 * pairs].chunks_exact(2)) {
+        let (x0, x1, r0, r1) = (x[0], x[1], &r[0], &r[1]);
         for l in 0..LANES {
             s0[l] += cut(x0 * r0[l] * scale[l]);
             s1[l] += cut(x1 * r1[l] * scale[l]);
@@ -507,6 +533,75 @@ fn round_lanes_f64(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES]
     }
 }
 
+/// [`round_lanes_f64`] for one accumulator format and rounding known when compiled (`ACC`, not
+/// `ACC_ANY`; the window's other rules as [`acc_kernel`] requires them). The exact sum is
+/// rounded by a conversion: into f32 to nearest by the f64 -> f32 conversion itself (one
+/// instruction, subnormals and overflow included), toward zero by clearing the f64's bits below
+/// f32's last place (the subnormals on their own grid); into f16 on its grid in f64. The bits
+/// come from the f32 value. Same results as [`round_lanes`] (unit test).
+#[inline(always)]
+fn round_lanes_conv<const ACC: u8>(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES], zero: &mut [u64; LANES], bits: &mut [u64; LANES]) {
+    let f16 = ACC == ACC_F16_RZ || ACC == ACC_F16_RNE;
+    let rz = ACC == ACC_F32_RZ || ACC == ACC_F16_RZ;
+    let (nan_bits, nan_leaves) = (w.nan_bits.unwrap_or(0), w.nan_bits.is_none() as u64);
+    // Where a finite sum past the largest finite value goes rounding toward zero: to it (IEEE)
+    // or to infinity (`overflow = "infinity"`). (To nearest, both rules give infinity.)
+    let past = |largest: f64| if w.overflow == Overflow::Infinity { f64::INFINITY } else { largest };
+    let exponent = |x: f64| ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    for l in 0..LANES {
+        let v = s.total[l];
+        // All ones where NaN: the selects below are masks, which keep the loop free of
+        // branches (as a bool, the compiler branched around the work for NaN lanes, and the
+        // loop was not vectorised).
+        let nan = 0u64.wrapping_sub(((v.to_bits() & !(1 << 63)) > f64::INFINITY.to_bits()) as u64);
+        // The exact value (see `round_lanes_f64`); adding +0 makes a zero sum +0, the sign of
+        // an exact zero sum of nonzero terms when not rounding down. Infinities stay.
+        let x = v * pow2(s.grid[l]) + 0.0;
+        let finite = x.abs() < f64::INFINITY;
+        let r = if f16 {
+            // On f16's grid at x's binade (or the subnormals'), as round_lanes_f64 does.
+            let q = (exponent(x) - 10).max(-24);
+            let y = x * pow2(-q);
+            let z = if rz { y.trunc() } else { y.round_ties_even() } * pow2(q);
+            // Past f16's largest finite: to nearest an infinity, toward zero `past`.
+            let big = (z.abs() > 65504.0) & finite;
+            let top = if rz { past(65504.0) } else { f64::INFINITY };
+            if big { top.copysign(z) } else { z }
+        } else if rz {
+            // Bits below f32's last place cleared (a normal f32's place; the subnormals' grid
+            // below 2^-126); past the range, `past`.
+            let cut = f64::from_bits(x.to_bits() & !((1u64 << 29) - 1));
+            let sub = (x * pow2(149)).trunc() * pow2(-149);
+            let t = if x.abs() < pow2(-126) { sub } else { cut };
+            let big = (t.abs() > f32::MAX as f64) & finite;
+            if big { past(f32::MAX as f64).copysign(t) } else { t }
+        } else {
+            x as f32 as f64
+        };
+        // r is exact in f32 (an f16 value too), or an infinity.
+        let b32 = (r as f32).to_bits() as u64;
+        let enc = if f16 {
+            let a = r.abs();
+            let normal = ((b32 & 0x7fff_ffff) >> 13).wrapping_sub((127 - 15) << 10);
+            let sub = small_from_f64(a * pow2(24));
+            let mag = if a == f64::INFINITY {
+                0x7c00
+            } else if a < pow2(-14) {
+                sub
+            } else {
+                normal
+            };
+            ((b32 >> 31) << 15) | mag
+        } else {
+            b32
+        };
+        bits[l] = (enc & !nan) | (nan_bits & nan);
+        acc.val[l] = f64::from_bits((r.to_bits() & !nan) | (v.to_bits() & nan));
+        live[l] &= (nan & nan_leaves) ^ 1;
+        zero[l] = ((x == 0.0) as u64) & (s.any[l] ^ 1) & w.zero_needs_rule as u64;
+    }
+}
+
 /// The number of significant bits of `x` (0 for 0). The float kernel's values are below 2^52,
 /// where an f64 gives it without a leading-zero count (which AVX2 has no vector form of).
 #[inline(always)]
@@ -638,7 +733,7 @@ pub(super) type FloatTileFn = fn(&FloatTile, &mut [u64]);
 /// The tile driver around [`block_float`], compiled together with it so that the glue is
 /// vectorised and inlined too.
 #[inline(always)]
-fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u64]) {
+fn float_tile<const MODE: u8, const FIELD_SUM: bool, const ACC: u8>(t: &FloatTile, out: &mut [u64]) {
     let (n, k, w) = (t.n, t.k, *t.w);
     let (a_all, b_all, c_all) = (t.a, t.b, t.c);
     let nblocks = k.div_ceil(t.block_width);
@@ -678,7 +773,7 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u
                 let (k0, k1) = (blk * t.block_width, ((blk + 1) * t.block_width).min(k));
                 let (a, b) = (&a_all[i * k + k0..i * k + k1], &b_row[k0..k1]);
                 let (fa, fb) = if FIELD_SUM { (&t.fa[i * k + k0..i * k + k1], &fb_row[k0..k1]) } else { (a, b) };
-                block_float::<MODE, FIELD_SUM>(a, b, fa, fb, &mut accs, floor, &w, &mut live, &mut zero, &mut bits);
+                block_float::<MODE, FIELD_SUM, ACC>(a, b, fa, fb, &mut accs, floor, &w, &mut live, &mut zero, &mut bits);
             }
             // All eight lanes as selects, then the row's share copied (a loop over `width`
             // lanes would be scalar, with a bounds check per element).
@@ -719,27 +814,39 @@ fn int_kernel<const MODE: u8, const FIELD_SUM: bool>(isa: Isa) -> Kernel {
     })
 }
 
-fn float_kernel<const MODE: u8, const FIELD_SUM: bool>(isa: Isa) -> Kernel {
+fn float_kernel<const MODE: u8, const FIELD_SUM: bool, const ACC: u8>(isa: Isa) -> Kernel {
     Kernel::Float(match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY (both arms): as above.
-        Isa::Avx512 => |t, out| unsafe { x86::float_avx512::<MODE, FIELD_SUM>(t, out) },
+        Isa::Avx512 => |t, out| unsafe { x86::float_avx512::<MODE, FIELD_SUM, ACC>(t, out) },
         #[cfg(target_arch = "x86_64")]
-        Isa::Avx2 => |t, out| unsafe { x86::float_avx2::<MODE, FIELD_SUM>(t, out) },
-        _ => float_tile::<MODE, FIELD_SUM>,
+        Isa::Avx2 => |t, out| unsafe { x86::float_avx2::<MODE, FIELD_SUM, ACC>(t, out) },
+        _ => float_tile::<MODE, FIELD_SUM, ACC>,
     })
 }
 
+/// The float kernel of a truncating window for each `ACC_*` constant.
+fn truncating_kernel<const FIELD_SUM: bool>(isa: Isa, acc: u8) -> Kernel {
+    match acc {
+        ACC_F32_RZ => float_kernel::<TRUNCATE, FIELD_SUM, ACC_F32_RZ>(isa),
+        ACC_F32_RNE => float_kernel::<TRUNCATE, FIELD_SUM, ACC_F32_RNE>(isa),
+        ACC_F16_RZ => float_kernel::<TRUNCATE, FIELD_SUM, ACC_F16_RZ>(isa),
+        ACC_F16_RNE => float_kernel::<TRUNCATE, FIELD_SUM, ACC_F16_RNE>(isa),
+        _ => float_kernel::<TRUNCATE, FIELD_SUM, ACC_ANY>(isa),
+    }
+}
+
 /// The block kernel for this window rule on this CPU. `float_ok`: the window is narrow enough
-/// for the f64 form (see [`sum_block_float`]).
-pub(super) fn block_kernel(mode: u8, field_sum: bool, float_ok: bool) -> Kernel {
+/// for the f64 form (see [`sum_block_float`]); `acc`: the accumulator's `ACC_*` constant
+/// ([`acc_kernel`]), which truncating windows (every sm90 model) have kernels of their own for.
+pub(super) fn block_kernel(mode: u8, field_sum: bool, float_ok: bool, acc: u8) -> Kernel {
     static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
     let isa = *ISA.get_or_init(detect_isa);
     match (mode, field_sum, float_ok) {
-        (TRUNCATE, false, true) => float_kernel::<TRUNCATE, false>(isa),
-        (TRUNCATE, true, true) => float_kernel::<TRUNCATE, true>(isa),
-        (FLOOR, false, true) => float_kernel::<FLOOR, false>(isa),
-        (FLOOR, true, true) => float_kernel::<FLOOR, true>(isa),
+        (TRUNCATE, false, true) => truncating_kernel::<false>(isa, acc),
+        (TRUNCATE, true, true) => truncating_kernel::<true>(isa, acc),
+        (FLOOR, false, true) => float_kernel::<FLOOR, false, ACC_ANY>(isa),
+        (FLOOR, true, true) => float_kernel::<FLOOR, true, ACC_ANY>(isa),
         (TRUNCATE, false, false) => int_kernel::<TRUNCATE, false>(isa),
         (TRUNCATE, true, false) => int_kernel::<TRUNCATE, true>(isa),
         (FLOOR, false, false) => int_kernel::<FLOOR, false>(isa),
@@ -793,13 +900,13 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512cd,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
-    pub(super) unsafe fn float_avx512<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u64]) {
-        float_tile::<MODE, FIELD_SUM>(t, out)
+    pub(super) unsafe fn float_avx512<const MODE: u8, const FIELD_SUM: bool, const ACC: u8>(t: &FloatTile, out: &mut [u64]) {
+        float_tile::<MODE, FIELD_SUM, ACC>(t, out)
     }
 
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-    pub(super) unsafe fn float_avx2<const MODE: u8, const FIELD_SUM: bool>(t: &FloatTile, out: &mut [u64]) {
-        float_tile::<MODE, FIELD_SUM>(t, out)
+    pub(super) unsafe fn float_avx2<const MODE: u8, const FIELD_SUM: bool, const ACC: u8>(t: &FloatTile, out: &mut [u64]) {
+        float_tile::<MODE, FIELD_SUM, ACC>(t, out)
     }
 }
 
@@ -842,9 +949,11 @@ mod tests {
                 let low = bits as i64 - p;
                 mag = (mag >> low << low) | (1 << (low - 1)) ^ rng.gen_range(0..2);
             }
-            let at = match rng.gen_range(0..3) {
+            let at = match rng.gen_range(0..4) {
                 0 => acc.min_lsb_exp() as i64,
                 1 => acc.emax() as i64,
+                // The boundary between subnormals and normals.
+                2 => acc.emin() as i64,
                 _ => 0,
             };
             s.grid[l] = at - bits as i64 + rng.gen_range(-4..5);
@@ -865,11 +974,11 @@ mod tests {
     #[test]
     fn f64_rounding_is_the_integer_rounding() {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(7);
-        let mut compared = 0;
+        let (mut compared, mut converted) = (0, 0);
         for acc in [Format::F32, Format::F16, Format::Bf16] {
             for rounding in Rounding::ALL {
                 for overflow in [Overflow::Ieee, Overflow::Saturate, Overflow::Infinity] {
-                    for (flush, unbounded, zero_rule) in [(false, false, false), (true, false, true), (false, true, false)] {
+                    for (flush, unbounded, zero_rule) in [(false, false, false), (false, false, true), (true, false, true), (false, true, false)] {
                         let w = window(acc, rounding, overflow, flush, unbounded, zero_rule);
                         for _ in 0..400 {
                             let s = sums(&mut rng, acc);
@@ -882,6 +991,18 @@ mod tests {
                             };
                             let (want, got) = (run(round_lanes::<true>), run(round_lanes_f64));
                             assert_eq!(got, want, "{acc} {rounding:?} {overflow:?} flush {flush} unbounded {unbounded}: sums {:?} on grids {:?}", s.total, s.grid);
+                            // The conversion kernels, where they serve the window.
+                            let conv = match acc_kernel(&w, acc) {
+                                ACC_F32_RZ => Some(run(round_lanes_conv::<ACC_F32_RZ>)),
+                                ACC_F32_RNE => Some(run(round_lanes_conv::<ACC_F32_RNE>)),
+                                ACC_F16_RZ => Some(run(round_lanes_conv::<ACC_F16_RZ>)),
+                                ACC_F16_RNE => Some(run(round_lanes_conv::<ACC_F16_RNE>)),
+                                _ => None,
+                            };
+                            if let Some(conv) = conv {
+                                assert_eq!(conv, want, "{acc} {rounding:?} by conversion, zero rule {zero_rule}: sums {:?} on grids {:?}", s.total, s.grid);
+                                converted += want.iter().filter(|x| x.is_some()).count();
+                            }
                             compared += want.iter().filter(|x| x.is_some()).count();
                         }
                     }
@@ -889,5 +1010,6 @@ mod tests {
             }
         }
         assert!(compared > 100_000, "{compared} lanes kept by both");
+        assert!(converted > 20_000, "{converted} lanes compared with a conversion kernel");
     }
 }
