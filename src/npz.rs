@@ -672,9 +672,10 @@ impl Batch {
     }
 
     /// Write the batch (and D, where set) to `path` as an npz, atomically: written beside it
-    /// and renamed into place when complete. Members are stored uncompressed, as `np.savez` does.
+    /// and renamed into place when complete (not synced: see [`crate::store::replace_output_with`]).
+    /// Members are stored uncompressed, as `np.savez` does.
     pub fn write(&self, path: &Path) -> Result<(), NpzError> {
-        crate::store::replace_with(path, |file| self.write_to(std::io::BufWriter::new(file)))
+        crate::store::replace_output_with(path, |file| self.write_to(std::io::BufWriter::new(file)))
             .map_err(|e| NpzError { file: Some(path.display().to_string()), member: None, tile: None, message: format!("cannot write: {e}") })
     }
 

@@ -106,6 +106,25 @@ fn every_combination_of_forms_gives_the_same_cases_and_d() {
     }
 }
 
+/// `emulate` runs an npz in chunks of about 1 MiB of cases (256 m16n8k16 tiles): 700 tiles,
+/// two whole chunks and a short one, each D the emulator's for its own tile.
+#[test]
+fn an_npz_of_several_chunks_keeps_each_tile_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let path = "mma.m16n8k16.f32.f16.f16.f32";
+    let model = format!("sm90:{path}");
+    ok(&mmafuzz(&["gen", "--path", path, "--count", "700", "--seed", "5", "--out", s(&at("tiles.npz"))]));
+    ok(&mmafuzz(&["emulate", "--model", &model, "--in", s(&at("tiles.npz")), "--out", s(&at("d.npz"))]));
+    let emu = Emulator::new(Model::load(&model).unwrap());
+    let (got, want) = (read_results(&at("d.npz")).unwrap(), tiles(path, 700, 5));
+    assert_eq!(got.len(), 700);
+    for (i, (case, d)) in got.iter().enumerate() {
+        assert_eq!(bare(case), bare(&want[i]), "tile {i}");
+        assert_eq!(d, &emu.run(case).unwrap(), "tile {i}");
+    }
+}
+
 /// `reference` into an npz: D is the correct rounding in the chosen direction, the same D as
 /// the JSONL form's (which also carries the exact values as text).
 #[test]
