@@ -7,8 +7,9 @@
 
 For each path:
 1. `mmafuzz gen --path P --count N --seed S --out tiles.npz` (raw bit patterns);
-2. `mmafuzz emulate --model sm90:P --in tiles.npz --out d.npz` timed as a whole process on one
-   core (RAYON_NUM_THREADS=1, `taskset -c 0` where there is one), best of 3;
+2. `mmafuzz emulate --model sm90:P --in tiles.npz --out d.npz --d-only` timed as a whole process
+   on one core (RAYON_NUM_THREADS=1, `taskset -c 0` where there is one), best of 3; and the same
+   without --d-only (the npz out then copies the input's a, b, c beside d), for its own column;
 3. MMA-Sim's MMA or WGMMA ("Hopper") on the same tiles on one core (torch.set_num_threads(1)),
    best of 3. Its `__call__` takes one tile (A m×k, B k×n, C m×n); its `dpa` takes the dot
    products as [..., K] vectors, so the tiles go through `dpa` in batches (checked against
@@ -59,7 +60,8 @@ def best_of(repeat, work):
 
 
 def run_mmafuzz(binary, path, model, tiles, seed, work_dir, repeat):
-    """Generate the tiles, time emulate on one core; returns (tiles.npz, D bits, seconds)."""
+    """Generate the tiles, time emulate on one core; returns (tiles.npz, D bits, seconds with
+    --d-only, seconds writing the whole npz)."""
     tiles_npz = os.path.join(work_dir, f"{path}.tiles.npz")
     d_npz = os.path.join(work_dir, f"{path}.d.npz")
     gen = [binary, "gen", "--path", path, "--count", str(tiles), "--seed", str(seed), "--out", tiles_npz]
@@ -67,8 +69,12 @@ def run_mmafuzz(binary, path, model, tiles, seed, work_dir, repeat):
     one_core = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     emulate = one_core + [binary, "emulate", "--model", model, "--in", tiles_npz, "--out", d_npz]
     env = dict(os.environ, RAYON_NUM_THREADS="1")
-    seconds, _ = best_of(repeat, lambda: subprocess.run(emulate, env=env, check=True))
-    return tiles_npz, np.load(d_npz)["d"], seconds
+    whole_s, _ = best_of(repeat, lambda: subprocess.run(emulate, env=env, check=True))
+    whole_d = np.load(d_npz)["d"]
+    seconds, _ = best_of(repeat, lambda: subprocess.run(emulate + ["--d-only"], env=env, check=True))
+    d = np.load(d_npz)["d"]
+    assert (d == whole_d).all(), f"{path}: --d-only wrote another d"
+    return tiles_npz, d, seconds, whole_s
 
 
 def load_mmasim(wheel, need_fma):
@@ -190,30 +196,32 @@ def main():
     with tempfile.TemporaryDirectory() as work_dir:
         for path in args.path:
             model = args.model or f"sm90:{path}"
-            tiles_npz, ours, ours_s = run_mmafuzz(args.mmafuzz, path, model, args.tiles, args.seed, work_dir, args.repeat)
+            tiles_npz, ours, ours_s, whole_s = run_mmafuzz(args.mmafuzz, path, model, args.tiles, args.seed, work_dir, args.repeat)
             if args.mmafuzz_only:
-                rows.append((path, args.tiles, ours_s, None, None, ""))
+                rows.append((path, args.tiles, ours_s, None, None, "", whole_s))
                 continue
             theirs, theirs_s = run_mmasim(torch, nv_ptx, args.arch, path, tiles_npz, sim_tiles, args.batch, args.repeat)
             equal, nan_pairs, total = compare(ours[:sim_tiles], theirs)
             nan_note = f" ({nan_pairs} NaN vs NaN, other bits)" if nan_pairs else ""
             scaled |= sim_tiles < args.tiles
             theirs_s *= args.tiles / sim_tiles
-            rows.append((path, args.tiles, ours_s, theirs_s, theirs_s / ours_s, f"{equal}/{total}{nan_note}"))
+            rows.append((path, args.tiles, ours_s, theirs_s, theirs_s / ours_s, f"{equal}/{total}{nan_note}", whole_s))
             if args.per_tile:
                 calls = min(args.per_tile, args.tiles)
                 per_tile_s = time_per_tile_calls(torch, nv_ptx, args.arch, path, tiles_npz, calls) * args.tiles / calls
                 per_tile.append((path, per_tile_s, per_tile_s / ours_s))
 
     star = "*" if scaled else ""
-    print(f"{'path':<36} {'tiles':>7} {'mmafuzz s':>10} {'MMA-Sim s' + star:>11} {'ratio':>8}  elements equal")
-    for path, tiles, ours_s, theirs_s, ratio, equal in rows:
+    print(f"{'path':<36} {'tiles':>7} {'mmafuzz s':>10} {'MMA-Sim s' + star:>11} {'ratio':>8} {'whole npz s':>12} {'ratio':>8}  elements equal")
+    fmt = lambda r: f"{r:8.{1 if r >= 1 else 2}f}" if r is not None else f"{'-':>8}"
+    for path, tiles, ours_s, theirs_s, ratio, equal, whole_s in rows:
         theirs = f"{theirs_s:11.3f}" if theirs_s is not None else f"{'-':>11}"
-        ratio = f"{ratio:8.{1 if ratio >= 1 else 2}f}" if ratio is not None else f"{'-':>8}"
-        print(f"{path:<36} {tiles:>7} {ours_s:10.3f} {theirs} {ratio}  {equal or '-'}")
+        whole_ratio = theirs_s / whole_s if theirs_s is not None else None
+        print(f"{path:<36} {tiles:>7} {ours_s:10.3f} {theirs} {fmt(ratio)} {whole_s:12.3f} {fmt(whole_ratio)}  {equal or '-'}")
     if scaled:
         print(f"* MMA-Sim timed on the first {sim_tiles} tiles and scaled to {args.tiles}; equality over those {sim_tiles}")
-    print("one core each: mmafuzz as a whole process (RAYON_NUM_THREADS=1), MMA-Sim its calls alone "
+    print("one core each: mmafuzz as a whole process (RAYON_NUM_THREADS=1) writing d alone (--d-only), "
+          "or the whole npz (a, b, c copied beside d); MMA-Sim its calls alone "
           f"(torch.set_num_threads(1)); best of {args.repeat}; ratio = MMA-Sim s / mmafuzz s")
     for path, seconds, ratio in per_tile:
         print(f"MMA-Sim's per-tile API on {path}: {seconds:.3f} s for {args.tiles} tiles "

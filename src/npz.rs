@@ -674,25 +674,26 @@ impl Batch {
     /// Write the batch (and D, where set) to `path` as an npz, atomically: written beside it
     /// and renamed into place when complete (not synced: see [`crate::store::replace_output_with`]).
     /// Members are stored uncompressed, as `np.savez` does.
-    pub fn write(&self, path: &Path) -> Result<(), NpzError> {
-        crate::store::replace_output_with(path, |file| self.write_to(std::io::BufWriter::new(file)))
+    /// `d_only`: the members `d` and `header` alone (a batch's results without its tiles).
+    pub fn write(&self, path: &Path, d_only: bool) -> Result<(), NpzError> {
+        crate::store::replace_output_with(path, |file| self.write_to(std::io::BufWriter::new(file), d_only))
             .map_err(|e| NpzError { file: Some(path.display().to_string()), member: None, tile: None, message: format!("cannot write: {e}") })
     }
 
     /// The npz file's bytes (what [`Batch::write`] writes), in memory.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = std::io::Cursor::new(Vec::new());
-        self.write_to(&mut out).expect("writing to memory does not fail");
+        self.write_to(&mut out, false).expect("writing to memory does not fail");
         out.into_inner()
     }
 
-    fn write_to<W: Write + Seek>(&self, out: W) -> std::io::Result<()> {
+    fn write_to<W: Write + Seek>(&self, out: W, d_only: bool) -> std::io::Result<()> {
         let header = serde_json::to_vec(&self.header_json()).expect("a JSON map serialises");
         let header = Array { storage: Storage::Raw, width: 1, shape: vec![header.len()], bytes: header };
         let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("scale_a", self.scale_a.as_ref()), ("scale_b", self.scale_b.as_ref()), ("d", self.d.as_ref()), ("header", Some(&header))];
         let mut npz = zip::ZipWriter::new(out);
         for (name, arr) in members {
-            let Some(arr) = arr else { continue };
+            let Some(arr) = arr.filter(|_| !d_only || name == "d" || name == "header") else { continue };
             let options = zip::write::FileOptions::default()
                 .compression_method(zip::CompressionMethod::Stored)
                 // A fixed date: the same batch gives the same bytes.
@@ -746,7 +747,7 @@ pub fn read_results(path: &Path) -> Result<Vec<(MmaCase, Vec<u64>)>, NpzError> {
 
 /// Write cases as an npz of raw bit patterns (see [`Batch::from_cases`]).
 pub fn write_cases(path: &Path, cases: &[MmaCase]) -> Result<(), NpzError> {
-    with_file(Batch::from_cases(cases), path)?.write(path)
+    with_file(Batch::from_cases(cases), path)?.write(path, false)
 }
 
 /// Write cases and their results `d` (one m×n per case) as an npz of raw bit patterns.
@@ -754,7 +755,7 @@ pub fn write_results(path: &Path, cases: &[MmaCase], d: &[Vec<u64>]) -> Result<(
     assert_eq!(cases.len(), d.len(), "one result per case");
     let mut batch = with_file(Batch::from_cases(cases), path)?;
     batch.set_d(0, d);
-    batch.write(path)
+    batch.write(path, false)
 }
 
 /// An error about cases bound for `path` names that file.

@@ -4,7 +4,7 @@
 
 use mmafuzz::exec::path_by_id;
 use mmafuzz::npz::{read_cases, read_results, write_cases, Batch};
-use mmafuzz::{gen, Emulator, MmaCase, Model};
+use mmafuzz::{gen, Emulator, Format, MmaCase, Model};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -123,6 +123,16 @@ fn an_npz_of_several_chunks_keeps_each_tile_in_place() {
         assert_eq!(bare(case), bare(&want[i]), "tile {i}");
         assert_eq!(d, &emu.run(case).unwrap(), "tile {i}");
     }
+    // --d-only: the same d, beside the header alone; JSONL out has no such form.
+    ok(&mmafuzz(&["emulate", "--model", &model, "--in", s(&at("tiles.npz")), "--out", s(&at("d-only.npz")), "--d-only"]));
+    let bytes = std::fs::read(at("d-only.npz")).unwrap();
+    let mut names: Vec<String> = zip::ZipArchive::new(std::io::Cursor::new(&bytes)).unwrap().file_names().map(str::to_string).collect();
+    names.sort();
+    assert_eq!(names, ["d.npy", "header.npy"]);
+    let d = mmafuzz::npz::read_d(&bytes, "d-only.npz", Format::F32, 700, 16, 8).unwrap();
+    assert_eq!(d, got.iter().map(|(_, d)| d.clone()).collect::<Vec<_>>());
+    let err = fails(&["emulate", "--model", &model, "--in", s(&at("tiles.npz")), "--out", s(&at("d.jsonl")), "--d-only"]);
+    assert!(err.contains("--d-only is for an .npz out"), "{err}");
 }
 
 /// `reference` into an npz: D is the correct rounding in the chosen direction, the same D as

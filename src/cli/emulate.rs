@@ -95,6 +95,8 @@ pub(super) fn stream_lines(input: &Path, output: &Path, exec: impl Fn(&str) -> R
 struct Executor<E, L> {
     exec: E,
     line: L,
+    /// An npz out holds d and the header only (`--d-only`).
+    d_only: bool,
 }
 
 impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -> String + Sync> Executor<E, L> {
@@ -102,6 +104,15 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
     /// parallel chunks, results in input order. An npz in is one batch: a bad tile is an error
     /// for the file. Lines of JSONL in are rejected one by one, as ever.
     fn stream(&self, input: &Path, output: &Path, d_of: impl Fn(&T) -> &[u64] + Sync) -> anyhow::Result<ExitCode> {
+        // On a thread of the pool, so that each chunk's parallel steps start there: with one
+        // thread they run in place, not handed to the pool and waited for (about 15 thread
+        // switches a chunk).
+        let d_of = &d_of;
+        rayon::scope(|_| self.stream_in_pool(input, output, d_of))
+    }
+
+    fn stream_in_pool(&self, input: &Path, output: &Path, d_of: impl Fn(&T) -> &[u64] + Sync) -> anyhow::Result<ExitCode> {
+        anyhow::ensure!(!self.d_only || is_npz(output), "--d-only is for an .npz out ({} is JSONL, whose lines carry their cases)", output.display());
         if is_npz(input) {
             return self.stream_npz(input, output, d_of);
         }
@@ -125,7 +136,7 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
             None => anyhow::anyhow!("{}: {}", output.display(), e.message),
         })?;
         batch.set_d(0, &ds);
-        batch.write(output)?;
+        batch.write(output, self.d_only)?;
         Ok(line_status(counts))
     }
 
@@ -162,21 +173,21 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
         bar.finish_and_clear();
         match lines {
             Some(out) => out.commit()?,
-            None => batch.write(output)?,
+            None => batch.write(output, self.d_only)?,
         }
         Ok(ExitCode::SUCCESS)
     }
 }
 
-pub fn emulate(model: &str, input: &Path, output: &Path) -> anyhow::Result<ExitCode> {
+pub fn emulate(model: &str, input: &Path, output: &Path, d_only: bool) -> anyhow::Result<ExitCode> {
     let m = Model::load(model)?;
     if m.schedule.is_some() {
-        anyhow::ensure!(!is_npz(input) && !is_npz(output), "{model} is a library model: its cases are whole GEMMs of any shape, one JSONL line each (no .npz)");
+        anyhow::ensure!(!is_npz(input) && !is_npz(output) && !d_only, "{model} is a library model: its cases are whole GEMMs of any shape, one JSONL line each (no .npz)");
         return emulate_library(model, input, output);
     }
     let emu = Emulator::new(m);
     // Every case reaching `exec` was checked when it was read (a JSONL line or an npz tile).
-    let exec = Executor { exec: |case: &MmaCase| emu.run_validated(case).map_err(|e| e.to_string()), line: |case: &MmaCase, d: &Vec<u64>| case.result_json(d) };
+    let exec = Executor { exec: |case: &MmaCase| emu.run_validated(case).map_err(|e| e.to_string()), line: |case: &MmaCase, d: &Vec<u64>| case.result_json(d), d_only };
     exec.stream(input, output, |d| d)
 }
 
@@ -211,7 +222,7 @@ fn emulate_library(model: &str, input: &Path, output: &Path) -> anyhow::Result<E
     stream_lines(input, output, run)
 }
 
-pub fn reference(input: &Path, output: &Path, rounding: Rounding) -> anyhow::Result<ExitCode> {
+pub fn reference(input: &Path, output: &Path, d_only: bool, rounding: Rounding) -> anyhow::Result<ExitCode> {
     let exec = Executor {
         exec: |case: &MmaCase| {
             let xs = exact::exact_tile(case);
@@ -224,6 +235,7 @@ pub fn reference(input: &Path, output: &Path, rounding: Rounding) -> anyhow::Res
             obj.insert("exact".into(), Value::Array(xs.iter().map(|x| x.describe().into()).collect()));
             Value::Object(obj).to_string()
         },
+        d_only,
     };
     exec.stream(input, output, |(d, _)| d)
 }

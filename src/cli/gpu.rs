@@ -101,7 +101,7 @@ fn write_results(output: &Path, cases: &[MmaCase], results: &[Vec<u64>], batch: 
             None => Batch::from_cases(cases).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?,
         };
         batch.set_d(0, results);
-        batch.write(output)?;
+        batch.write(output, false)?;
         return Ok(());
     }
     let mut out = AtomicOutput::create(output)?;
@@ -226,7 +226,7 @@ pub fn generate(path_id: &str, count: usize, seed: u64, output: &Path) -> anyhow
         let mut batch = Batch::from_cases(&cases).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
         batch.header.insert("path".into(), p.id.into());
         batch.header.insert("seed".into(), seed.into());
-        batch.write(output)?;
+        batch.write(output, false)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = AtomicOutput::create(output)?;
