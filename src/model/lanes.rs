@@ -195,8 +195,8 @@ pub(super) const STICKY: u8 = 2;
 
 /// The accumulator format and rounding of a float kernel, as a constant: for the common ones
 /// (f32 or f16, RZ or RNE, overflow as IEEE says or to infinity, subnormals kept, neither carry
-/// mask nor narrowing: every sm90 model) the block sum is rounded by a conversion compiled for that one case
-/// ([`round_lanes_conv`]); `ACC_ANY` reads the rules from the window.
+/// mask nor narrowing: every sm90 model) the block sum is rounded by a conversion compiled for
+/// that one case ([`round_lanes_conv`]); `ACC_ANY` reads the rules from the window.
 pub(super) const ACC_ANY: u8 = 0;
 pub(super) const ACC_F32_RZ: u8 = 1;
 pub(super) const ACC_F32_RNE: u8 = 2;
