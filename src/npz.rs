@@ -27,8 +27,9 @@ use npyz::{DType, TypeChar, TypeStr, WriterBuilder};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::io::{Read, Seek, Write};
-use std::ops::Range;
+use std::ops::{Deref, Range};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Whether a file name says it holds the binary form: it ends in `.npz`.
 pub fn is_npz(path: &Path) -> bool {
@@ -77,14 +78,57 @@ struct Array {
     /// Bytes per element.
     width: usize,
     shape: Vec<usize>,
-    bytes: Vec<u8>,
+    bytes: Bytes,
+}
+
+/// An array's bytes: its own, or a range of an npz file mapped into memory (a stored member of
+/// a file [`Batch::read`] opened: read in place, no copy and no memory of its own).
+#[derive(Clone, Debug)]
+enum Bytes {
+    Owned(Vec<u8>),
+    Mapped(Arc<memmap2::Mmap>, Range<usize>),
+}
+
+impl Default for Bytes {
+    fn default() -> Self {
+        Bytes::Owned(Vec::new())
+    }
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(map, range) => &map[range.clone()],
+        }
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Self {
+        Bytes::Owned(v)
+    }
+}
+
+impl Bytes {
+    /// The bytes to change: a mapped range is copied first.
+    fn to_mut(&mut self) -> &mut Vec<u8> {
+        if let Bytes::Mapped(..) = self {
+            *self = Bytes::Owned(self.to_vec());
+        }
+        match self {
+            Bytes::Owned(v) => v,
+            Bytes::Mapped(..) => unreachable!("just made owned"),
+        }
+    }
 }
 
 impl Array {
     /// A raw array of `shape` for elements of `f`, zeroed.
     fn raw(f: Format, shape: Vec<usize>) -> Self {
         let width = container_bytes(f);
-        let bytes = vec![0; shape.iter().product::<usize>() * width];
+        let bytes = vec![0; shape.iter().product::<usize>() * width].into();
         Array { storage: Storage::Raw, width, shape, bytes }
     }
 
@@ -236,17 +280,45 @@ fn storage_of(ty: &TypeStr, f: Format) -> Result<Storage, String> {
 struct Member {
     ty: TypeStr,
     shape: Vec<usize>,
-    bytes: Vec<u8>,
+    bytes: Bytes,
 }
 
-/// Read member `name` of an archive; `Ok(None)` when it is absent.
-fn read_member<R: Read + Seek>(npz: &mut zip::ZipArchive<R>, name: &str) -> Result<Option<Member>, String> {
+/// Read member `name` of an archive; `Ok(None)` when it is absent. `mapped`: the whole file
+/// `npz` reads, mapped into memory, whose stored members are then read in place.
+fn read_member<R: Read + Seek>(npz: &mut zip::ZipArchive<R>, name: &str, mapped: Option<&Arc<memmap2::Mmap>>) -> Result<Option<Member>, String> {
     let entry = match npz.by_name(&format!("{name}.npy")) {
         Ok(entry) => entry,
         Err(zip::result::ZipError::FileNotFound) => return Ok(None),
         Err(e) => return Err(format!("cannot read it from the archive: {e}")),
     };
-    let npy = npyz::NpyFile::new(entry).map_err(|e| format!("not a .npy array: {e}"))?;
+    if let Some(map) = mapped.filter(|_| entry.compression() == zip::CompressionMethod::Stored) {
+        // In place: the CRC checked here (the zip reader checks it when read through), the
+        // array a range of the map after its .npy header.
+        let (start, len, crc) = (entry.data_start() as usize, entry.size() as usize, entry.crc32());
+        let data = map.get(start..start.saturating_add(len)).ok_or("cannot read it from the archive: it runs past the end of the file")?;
+        if crc32fast::hash(data) != crc {
+            return Err("cannot read it from the archive: its CRC-32 does not match (a damaged file)".into());
+        }
+        let (ty, shape, size, rest) = npy_array(npyz::NpyFile::new(std::io::Cursor::new(data)).map_err(|e| format!("not a .npy array: {e}"))?)?;
+        let at = start + rest.position() as usize;
+        if start + len - at < size {
+            return Err(format!("data has {} bytes, shape {shape:?} of {} needs {size}", start + len - at, dtype_name(&ty)));
+        }
+        return Ok(Some(Member { ty, shape, bytes: Bytes::Mapped(map.clone(), at..at + size) }));
+    }
+    let (ty, shape, size, mut rest) = npy_array(npyz::NpyFile::new(entry).map_err(|e| format!("not a .npy array: {e}"))?)?;
+    let mut bytes = Vec::with_capacity(size.min(1 << 30));
+    rest.read_to_end(&mut bytes).map_err(|e| format!("cannot read the data: {e}"))?;
+    if bytes.len() < size {
+        return Err(format!("data has {} bytes, shape {shape:?} of {} needs {size}", bytes.len(), dtype_name(&ty)));
+    }
+    bytes.truncate(size);
+    Ok(Some(Member { ty, shape, bytes: bytes.into() }))
+}
+
+/// A .npy header checked for arrays we read: its dtype, shape, data size in bytes, and the
+/// reader at the data.
+fn npy_array<R: Read>(npy: npyz::NpyFile<R>) -> Result<(TypeStr, Vec<usize>, usize, R), String> {
     let DType::Plain(ty) = npy.dtype() else { return Err("a structured dtype is not an array of numbers".into()) };
     if npy.order() == npyz::Order::Fortran && npy.shape().len() > 1 {
         return Err("Fortran-ordered array: save it C-contiguous (np.ascontiguousarray)".into());
@@ -262,13 +334,7 @@ fn read_member<R: Read + Seek>(npz: &mut zip::ZipArchive<R>, name: &str) -> Resu
         .iter()
         .try_fold(ty.size_field() as usize, |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| format!("shape {shape:?} is too large"))?;
-    let mut bytes = Vec::with_capacity(size.min(1 << 30));
-    npy.into_inner().read_to_end(&mut bytes).map_err(|e| format!("cannot read the data: {e}"))?;
-    if bytes.len() < size {
-        return Err(format!("data has {} bytes, shape {shape:?} of {} needs {size}", bytes.len(), dtype_name(&ty)));
-    }
-    bytes.truncate(size);
-    Ok(Some(Member { ty, shape, bytes }))
+    Ok((ty, shape, size, npy.into_inner()))
 }
 
 /// N tiles of one shape and formats, as arrays (see the module documentation).
@@ -306,22 +372,35 @@ impl Batch {
 
     /// Read and check an npz file: members present, dtypes that hold their formats, shapes that
     /// agree. Tiles are checked when converted ([`Batch::case`]).
+    /// The file is mapped into memory and its stored members (what `np.savez` and mmafuzz
+    /// write) are read in place; compressed ones, and files that cannot be mapped, are read.
     pub fn read(path: &Path) -> Result<Batch, NpzError> {
         let file = path.display().to_string();
         let f = std::fs::File::open(path).map_err(|e| NpzError { file: Some(file.clone()), member: None, tile: None, message: format!("cannot open: {e}") })?;
-        Batch::read_from(std::io::BufReader::new(f), &file)
+        // SAFETY: the map is only read, and lives as long as the arrays that point into it.
+        // mmafuzz changes no file in place (results are written beside and renamed); another
+        // program truncating the file meanwhile would end this one (SIGBUS), as it would any
+        // program that maps its input.
+        match unsafe { memmap2::Mmap::map(&f) } {
+            Ok(map) => {
+                let map = Arc::new(map);
+                Batch::read_from(std::io::Cursor::new(&map[..]), &file, Some(&map))
+            }
+            // (An empty file, a pipe.)
+            Err(_) => Batch::read_from(std::io::BufReader::new(f), &file, None),
+        }
     }
 
     /// [`Batch::read`] from bytes in memory (an external oracle's answer); `name` for messages.
     pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Batch, NpzError> {
-        Batch::read_from(std::io::Cursor::new(bytes), name)
+        Batch::read_from(std::io::Cursor::new(bytes), name, None)
     }
 
-    fn read_from<R: Read + Seek>(reader: R, file: &str) -> Result<Batch, NpzError> {
+    fn read_from<R: Read + Seek>(reader: R, file: &str, mapped: Option<&Arc<memmap2::Mmap>>) -> Result<Batch, NpzError> {
         let file = file.to_string();
         let err = |member: Option<&str>, message: String| NpzError { file: Some(file.clone()), member: member.map(str::to_string), tile: None, message };
         let mut npz = zip::ZipArchive::new(reader).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
-        let mut member = |name: &str| read_member(&mut npz, name).map_err(|e| err(Some(name), e));
+        let mut member = |name: &str| read_member(&mut npz, name, mapped).map_err(|e| err(Some(name), e));
         const HEADER: &str = "a 1-D uint8 array of JSON text: np.frombuffer(json.dumps(h).encode(), np.uint8)";
         let header = member("header").map_err(|e| NpzError { message: format!("{}; the header is {HEADER}", e.message), ..e })?;
         let (a, b, c, meta, d) = (member("a")?, member("b")?, member("c")?, member("meta")?, member("d")?);
@@ -511,13 +590,13 @@ impl Batch {
             let mut arr = Array::raw(f, shape.to_vec());
             let size = arr.per_tile() * arr.width;
             let mut bytes = std::mem::take(&mut arr.bytes);
-            bytes.par_chunks_mut(size.max(1)).zip(cases).for_each(|(out, c)| arr.encode(out, part(c), f));
+            bytes.to_mut().par_chunks_mut(size.max(1)).zip(cases).for_each(|(out, c)| arr.encode(out, part(c), f));
             arr.bytes = bytes;
             arr
         };
         let meta = first.meta.as_ref().map(|_| {
             let mut arr = Array::raw(Format::U8, vec![tiles, m, a_cols]);
-            arr.bytes = cases.iter().flat_map(|c| c.meta.as_deref().unwrap_or_default().iter().copied()).collect();
+            arr.bytes = cases.iter().flat_map(|c| c.meta.as_deref().unwrap_or_default().iter().copied()).collect::<Vec<u8>>().into();
             arr
         });
         let mut header = Map::new();
@@ -530,8 +609,8 @@ impl Batch {
             header.insert("scale_block".into(), s.block.into());
             let blocks = k / s.block;
             let gather = |shape: Vec<usize>, part: &dyn Fn(&crate::blockscale::BlockScales) -> &[u8]| {
-                let bytes = cases.iter().flat_map(|c| part(c.scales.as_ref().expect("same kind as the first")).iter().copied()).collect();
-                Array { storage: Storage::Raw, width: 1, shape, bytes }
+                let bytes = cases.iter().flat_map(|c| part(c.scales.as_ref().expect("same kind as the first")).iter().copied()).collect::<Vec<u8>>();
+                Array { storage: Storage::Raw, width: 1, shape, bytes: bytes.into() }
             };
             scale_a = Some(gather(vec![tiles, m, blocks], &|s| &s.a));
             scale_b = Some(gather(vec![tiles, blocks, n], &|s| &s.b));
@@ -643,12 +722,12 @@ impl Batch {
         let width = if f == self.c_fmt { c.width } else { container_bytes(f) };
         // Made once, for the whole batch (chunks of tiles fill it in turn).
         if !self.d.as_ref().is_some_and(|d| d.storage == c.storage && d.width == width) {
-            self.d = Some(Array { storage: c.storage, width, shape: c.shape.clone(), bytes: vec![0; c.per_tile() * self.tiles * width] });
+            self.d = Some(Array { storage: c.storage, width, shape: c.shape.clone(), bytes: vec![0; c.per_tile() * self.tiles * width].into() });
         }
         let d = self.d.as_mut().expect("just made");
         let size = d.per_tile() * d.width;
         let mut bytes = std::mem::take(&mut d.bytes);
-        bytes[first * size..(first + ds.len()) * size].par_chunks_mut(size.max(1)).zip(ds).for_each(|(out, bits)| d.encode(out, bits.as_ref(), f));
+        bytes.to_mut()[first * size..(first + ds.len()) * size].par_chunks_mut(size.max(1)).zip(ds).for_each(|(out, bits)| d.encode(out, bits.as_ref(), f));
         d.bytes = bytes;
     }
 
@@ -689,7 +768,7 @@ impl Batch {
 
     fn write_to<W: Write + Seek>(&self, out: W, d_only: bool) -> std::io::Result<()> {
         let header = serde_json::to_vec(&self.header_json()).expect("a JSON map serialises");
-        let header = Array { storage: Storage::Raw, width: 1, shape: vec![header.len()], bytes: header };
+        let header = Array { storage: Storage::Raw, width: 1, shape: vec![header.len()], bytes: header.into() };
         let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("scale_a", self.scale_a.as_ref()), ("scale_b", self.scale_b.as_ref()), ("d", self.d.as_ref()), ("header", Some(&header))];
         let mut npz = zip::ZipWriter::new(out);
         for (name, arr) in members {
@@ -713,7 +792,7 @@ impl Batch {
 pub fn read_d(bytes: &[u8], name: &str, d_fmt: Format, tiles: usize, m: usize, n: usize) -> Result<Vec<Vec<u64>>, NpzError> {
     let err = |member: Option<&str>, message: String| NpzError { file: Some(name.to_string()), member: member.map(str::to_string), tile: None, message };
     let mut npz = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| err(None, format!("not an npz file (a zip of .npy arrays): {e}")))?;
-    let d = read_member(&mut npz, "d").map_err(|e| err(Some("d"), e))?.ok_or_else(|| err(Some("d"), "missing".into()))?;
+    let d = read_member(&mut npz, "d", None).map_err(|e| err(Some("d"), e))?.ok_or_else(|| err(Some("d"), "missing".into()))?;
     if d.shape != [tiles, m, n] {
         return Err(err(Some("d"), format!("shape {:?}, asked for {tiles} tiles of {m}x{n}", d.shape)));
     }
@@ -781,17 +860,17 @@ mod tests {
             (Format::S4, Storage::Signed, 1),
         ] {
             let bits: Vec<u64> = (0..6u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & f.mask()).collect();
-            let mut arr = Array { storage, width, shape: vec![1, 2, 3], bytes: vec![0; 6 * width] };
+            let mut arr = Array { storage, width, shape: vec![1, 2, 3], bytes: vec![0; 6 * width].into() };
             let mut bytes = std::mem::take(&mut arr.bytes);
-            arr.encode(&mut bytes, &bits, f);
+            arr.encode(bytes.to_mut(), &bits, f);
             arr.bytes = bytes;
             assert_eq!(arr.tile_bits(0, f).unwrap(), bits, "{f} {storage:?}");
         }
-        let s4 = Array { storage: Storage::Signed, width: 1, shape: vec![1, 1, 2], bytes: vec![0xff, 0x08] };
+        let s4 = Array { storage: Storage::Signed, width: 1, shape: vec![1, 1, 2], bytes: vec![0xff, 0x08].into() };
         let e = s4.tile_bits(0, Format::S4).unwrap_err();
         assert!(e.contains("element 1 is 8, outside s4's range -8..=7"), "{e}");
         let mut ok = s4.clone();
-        ok.bytes = vec![0xff, 0xf8];
+        ok.bytes = vec![0xff, 0xf8].into();
         assert_eq!(ok.tile_bits(0, Format::S4).unwrap(), vec![0xf, 0x8], "-1 and -8");
     }
 

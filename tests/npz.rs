@@ -135,6 +135,22 @@ fn an_npz_of_several_chunks_keeps_each_tile_in_place() {
     assert!(err.contains("--d-only is for an .npz out"), "{err}");
 }
 
+/// A stored member is read in place (the file mapped): a byte changed in its data is a damaged
+/// file, caught by its CRC-32 (as the zip reader catches it when it reads a member through).
+#[test]
+fn a_damaged_member_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    ok(&mmafuzz(&["gen", "--path", "mma.m16n8k16.f32.f16.f16.f32", "--count", "8", "--seed", "1", "--out", s(&at("tiles.npz"))]));
+    let mut bytes = std::fs::read(at("tiles.npz")).unwrap();
+    // The first member, a, starts with its zip and .npy headers; byte 2000 is in its data.
+    bytes[2000] ^= 0x40;
+    std::fs::write(at("damaged.npz"), &bytes).unwrap();
+    let err = fails(&["emulate", "--model", "h100", "--in", s(&at("damaged.npz")), "--out", s(&at("d.npz"))]);
+    assert!(err.contains("a") && err.contains("CRC-32 does not match"), "{err}");
+    assert!(!at("d.npz").exists(), "nothing written");
+}
+
 /// `reference` into an npz: D is the correct rounding in the chosen direction, the same D as
 /// the JSONL form's (which also carries the exact values as text).
 #[test]
