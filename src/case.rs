@@ -55,6 +55,13 @@ pub struct FieldError {
     pub message: String,
 }
 
+avx2_where_available! {
+    /// Every element OR-ed together: a pattern too wide for its format shows above the mask.
+    fn or_all(v: &[u64]) -> u64 {
+        v.iter().fold(0, |acc, &x| acc | x)
+    }
+}
+
 fn field_err(field: &str, message: impl Into<String>) -> FieldError {
     FieldError { field: field.to_string(), message: message.into() }
 }
@@ -192,7 +199,7 @@ impl MmaCase {
                 return Err(field_err(name, format!("has {} elements, shape needs {len}", v.len())));
             }
             // One OR over the slice first (fast); the offending index only when there is one.
-            if v.iter().fold(0, |acc, &x| acc | x) & !f.mask() != 0 {
+            if or_all(v) & !f.mask() != 0 {
                 let i = v.iter().position(|&x| x & !f.mask() != 0).expect("some element is too wide");
                 return Err(field_err(name, format!("element {i} does not fit in {f}")));
             }

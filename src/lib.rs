@@ -23,6 +23,31 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+/// `fn NAME(ARGS) BODY` whose body is compiled twice: for AVX2, taken where the CPU has it
+/// (detected at run time), and for the crate's baseline (SSE2 on x86-64) otherwise. For the
+/// slice loops around the lane kernel and over npz elements, which the baseline leaves half as
+/// wide or scalar.
+macro_rules! avx2_where_available {
+    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+        $(#[$meta])*
+        fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[inline(always)]
+            fn any($($arg: $ty),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                any($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                return unsafe { avx2($($arg),*) };
+            }
+            any($($arg),*)
+        }
+    };
+}
+
 pub mod bench;
 pub mod blockscale;
 pub mod case;

@@ -172,6 +172,18 @@ impl Array {
         Ok(out)
     }
 
+    /// Bytes of the whole array, from its shape.
+    fn byte_len(&self) -> usize {
+        self.shape.iter().product::<usize>() * self.width
+    }
+
+    /// Write tiles `ds` (elements of `f`) into `out`, their bytes in this array's storage, in
+    /// parallel.
+    fn encode_tiles(&self, out: &mut [u8], ds: &[impl AsRef<[u64]> + Sync], f: Format) {
+        let size = self.per_tile() * self.width;
+        out.par_chunks_mut(size.max(1)).zip(ds).for_each(|(out, bits)| self.encode(out, bits.as_ref(), f));
+    }
+
     /// Write `bits` (elements of `f`) into `out`, one tile's bytes, in this array's storage.
     fn encode(&self, out: &mut [u8], bits: &[u64], f: Format) {
         if self.storage != Storage::Signed {
@@ -207,15 +219,17 @@ pub fn le_elements(bytes: &[u8], width: usize) -> Vec<u64> {
     out
 }
 
-/// [`le_elements`] into `out` (cleared first; its buffer reused).
-fn le_elements_into(bytes: &[u8], width: usize, out: &mut Vec<u64>) {
-    out.clear();
-    // One loop per width, so each compiles to plain loads.
-    match width {
-        1 => out.extend(bytes.iter().map(|&b| b as u64)),
-        2 => out.extend(bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64)),
-        4 => out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)),
-        _ => out.extend(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))),
+avx2_where_available! {
+    /// [`le_elements`] into `out` (cleared first; its buffer reused).
+    fn le_elements_into(bytes: &[u8], width: usize, out: &mut Vec<u64>) {
+        out.clear();
+        // One loop per width, so each compiles to plain loads (widening ones with AVX2).
+        match width {
+            1 => out.extend(bytes.iter().map(|&b| b as u64)),
+            2 => out.extend(bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64)),
+            4 => out.extend(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64)),
+            _ => out.extend(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))),
+        }
     }
 }
 
@@ -714,20 +728,27 @@ impl Batch {
         self.cases_in(0..self.tiles)
     }
 
-    /// Set the results of tiles `first..first + ds.len()` (each m×n in D's format). D is
-    /// stored as C is: typed if C is typed, raw otherwise (in D's width where D is wider).
-    pub fn set_d(&mut self, first: usize, ds: &[impl AsRef<[u64]> + Sync]) {
+    /// D's array, empty: stored as C is, typed if C is typed, raw otherwise (in D's width
+    /// where D is wider).
+    fn d_layout(&self) -> Array {
         let c = &self.c;
+        let width = if self.d_fmt == self.c_fmt { c.width } else { container_bytes(self.d_fmt) };
+        Array { storage: c.storage, width, shape: c.shape.clone(), bytes: Bytes::default() }
+    }
+
+    /// Set the results of tiles `first..first + ds.len()` (each m×n in D's format), stored as
+    /// [`Batch::d_layout`] says.
+    pub fn set_d(&mut self, first: usize, ds: &[impl AsRef<[u64]> + Sync]) {
         let f = self.d_fmt;
-        let width = if f == self.c_fmt { c.width } else { container_bytes(f) };
+        let layout = self.d_layout();
         // Made once, for the whole batch (chunks of tiles fill it in turn).
-        if !self.d.as_ref().is_some_and(|d| d.storage == c.storage && d.width == width) {
-            self.d = Some(Array { storage: c.storage, width, shape: c.shape.clone(), bytes: vec![0; c.per_tile() * self.tiles * width].into() });
+        if !self.d.as_ref().is_some_and(|d| d.storage == layout.storage && d.width == layout.width) {
+            self.d = Some(Array { bytes: vec![0; layout.byte_len()].into(), ..layout });
         }
         let d = self.d.as_mut().expect("just made");
-        let size = d.per_tile() * d.width;
         let mut bytes = std::mem::take(&mut d.bytes);
-        bytes.to_mut()[first * size..(first + ds.len()) * size].par_chunks_mut(size.max(1)).zip(ds).for_each(|(out, bits)| d.encode(out, bits.as_ref(), f));
+        let size = d.per_tile() * d.width;
+        d.encode_tiles(&mut bytes.to_mut()[first * size..(first + ds.len()) * size], ds, f);
         d.bytes = bytes;
     }
 
@@ -755,21 +776,49 @@ impl Batch {
     /// Members are stored uncompressed, as `np.savez` does.
     /// `d_only`: the members `d` and `header` alone (a batch's results without its tiles).
     pub fn write(&self, path: &Path, d_only: bool) -> Result<(), NpzError> {
-        crate::store::replace_output_with(path, |file| self.write_to(std::io::BufWriter::new(file), d_only))
-            .map_err(|e| NpzError { file: Some(path.display().to_string()), member: None, tile: None, message: format!("cannot write: {e}") })
+        crate::store::replace_output_with(path, |file| self.write_to(std::io::BufWriter::new(file), d_only, None)).map_err(|e| self.write_error(path, e))
+    }
+
+    fn write_error(&self, path: &Path, e: std::io::Error) -> NpzError {
+        NpzError { file: Some(path.display().to_string()), member: None, tile: None, message: format!("cannot write: {e}") }
+    }
+
+    /// [`Batch::write`] with D made while it is written: `fill` hands every tile's result, in
+    /// tile order, to the [`DSink`] (a chunk at a time), whose bytes go straight into the file,
+    /// so the batch's D is never held whole in memory. The file is renamed into place only
+    /// when `fill` succeeds and gave every tile; otherwise the old file stays and `fill`'s
+    /// error (or the missing tiles) is returned.
+    pub fn write_with_d<E: From<NpzError>>(&self, path: &Path, d_only: bool, fill: impl FnOnce(&mut DSink) -> Result<(), E>) -> Result<(), E> {
+        let mut fill = Some(fill);
+        let mut failed = None;
+        let mut stream = |sink: &mut DSink| {
+            let fill = fill.take().expect("d is written once");
+            fill(sink).map_err(|e| {
+                failed = Some(e);
+                std::io::Error::other("stopped")
+            })
+        };
+        let written = crate::store::replace_output_with(path, |file| self.write_to(std::io::BufWriter::new(file), d_only, Some(&mut stream)));
+        match (failed, written) {
+            (Some(e), _) => Err(e),
+            (None, r) => r.map_err(|e| self.write_error(path, e).into()),
+        }
     }
 
     /// The npz file's bytes (what [`Batch::write`] writes), in memory.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = std::io::Cursor::new(Vec::new());
-        self.write_to(&mut out, false).expect("writing to memory does not fail");
+        self.write_to(&mut out, false, None).expect("writing to memory does not fail");
         out.into_inner()
     }
 
-    fn write_to<W: Write + Seek>(&self, out: W, d_only: bool) -> std::io::Result<()> {
+    /// The members in order; `d` is the batch's, or made by `stream_d` as it is written.
+    fn write_to<W: Write + Seek>(&self, out: W, d_only: bool, mut stream_d: Option<&mut dyn FnMut(&mut DSink) -> std::io::Result<()>>) -> std::io::Result<()> {
         let header = serde_json::to_vec(&self.header_json()).expect("a JSON map serialises");
         let header = Array { storage: Storage::Raw, width: 1, shape: vec![header.len()], bytes: header.into() };
-        let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("scale_a", self.scale_a.as_ref()), ("scale_b", self.scale_b.as_ref()), ("d", self.d.as_ref()), ("header", Some(&header))];
+        let streamed = stream_d.as_ref().map(|_| self.d_layout());
+        let d = streamed.as_ref().or(self.d.as_ref());
+        let members = [("a", Some(&self.a)), ("b", Some(&self.b)), ("c", Some(&self.c)), ("meta", self.meta.as_ref()), ("scale_a", self.scale_a.as_ref()), ("scale_b", self.scale_b.as_ref()), ("d", d), ("header", Some(&header))];
         let mut npz = zip::ZipWriter::new(out);
         for (name, arr) in members {
             let Some(arr) = arr.filter(|_| !d_only || name == "d" || name == "header") else { continue };
@@ -777,13 +826,48 @@ impl Batch {
                 .compression_method(zip::CompressionMethod::Stored)
                 // A fixed date: the same batch gives the same bytes.
                 .last_modified_time(zip::DateTime::default())
-                .large_file(arr.bytes.len() as u64 + 4096 >= u32::MAX as u64);
+                .large_file(arr.byte_len() as u64 + 4096 >= u32::MAX as u64);
             npz.start_file(format!("{name}.npy"), options)?;
             let shape: Vec<u64> = arr.shape.iter().map(|&d| d as u64).collect();
             let w = npyz::WriteOptions::<u8>::new().dtype(DType::Plain(arr.descr())).shape(&shape).writer(&mut npz).write_header_only()?;
-            w.write_all(&arr.bytes)?;
+            match stream_d.as_mut().filter(|_| name == "d") {
+                Some(fill) => {
+                    let mut sink = DSink { out: w, layout: arr, format: self.d_fmt, tiles: self.tiles, written: 0, buf: Vec::new() };
+                    fill(&mut sink)?;
+                    if sink.written != sink.tiles {
+                        return Err(std::io::Error::other(format!("d has {} of {} tiles", sink.written, sink.tiles)));
+                    }
+                }
+                None => w.write_all(&arr.bytes)?,
+            }
         }
         npz.finish()?.flush()
+    }
+}
+
+/// Where [`Batch::write_with_d`] takes D: tiles in order, a chunk at a time, encoded and
+/// written into the npz's `d` member as they come.
+pub struct DSink<'a> {
+    out: &'a mut dyn Write,
+    layout: &'a Array,
+    format: Format,
+    tiles: usize,
+    written: usize,
+    /// One chunk's bytes, reused.
+    buf: Vec<u8>,
+}
+
+impl DSink<'_> {
+    /// The next tiles' results (each m×n in D's format).
+    pub fn put(&mut self, ds: &[impl AsRef<[u64]> + Sync]) -> std::io::Result<()> {
+        if self.written + ds.len() > self.tiles {
+            return Err(std::io::Error::other(format!("more than the batch's {} tiles of d", self.tiles)));
+        }
+        self.buf.resize(ds.len() * self.layout.per_tile() * self.layout.width, 0);
+        self.layout.encode_tiles(&mut self.buf, ds, self.format);
+        self.out.write_all(&self.buf)?;
+        self.written += ds.len();
+        Ok(())
     }
 }
 

@@ -135,6 +135,48 @@ fn an_npz_of_several_chunks_keeps_each_tile_in_place() {
     assert!(err.contains("--d-only is for an .npz out"), "{err}");
 }
 
+/// D streamed into the file a chunk at a time gives the same bytes as D set whole and written;
+/// a fill that fails, or gives fewer tiles than the batch has, leaves the old file as it was.
+#[test]
+fn d_streamed_into_the_file_is_d_written_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let cases = tiles("mma.m16n8k16.f32.f16.f16.f32", 300, 9);
+    let emu = Emulator::new(Model::load("sm90:mma.m16n8k16.f32.f16.f16.f32").unwrap());
+    let ds: Vec<Vec<u64>> = cases.iter().map(|c| emu.run(c).unwrap()).collect();
+    let batch = Batch::from_cases(&cases).unwrap();
+    let stop = || mmafuzz::npz::NpzError { file: None, member: None, tile: Some(200), message: "stopped by the test".into() };
+    for d_only in [false, true] {
+        let mut whole = batch.clone();
+        whole.set_d(0, &ds);
+        whole.write(&at("whole.npz"), d_only).unwrap();
+        let streamed = |fill_to: usize, fail_at: Option<usize>| {
+            batch.write_with_d(&at("streamed.npz"), d_only, |sink| -> Result<(), mmafuzz::npz::NpzError> {
+                for (first, chunk) in (0..fill_to).step_by(128).map(|f| (f, &ds[f..(f + 128).min(fill_to)])) {
+                    if fail_at.is_some_and(|t| t < first + chunk.len()) {
+                        return Err(stop());
+                    }
+                    sink.put(chunk).unwrap();
+                }
+                Ok(())
+            })
+        };
+        streamed(300, None).unwrap();
+        let bytes = std::fs::read(at("streamed.npz")).unwrap();
+        assert_eq!(bytes, std::fs::read(at("whole.npz")).unwrap(), "d_only {d_only}");
+        // A fill that stops with an error in the second chunk: its error, the old file kept.
+        let err = streamed(300, Some(200)).unwrap_err();
+        assert_eq!(err.to_string(), stop().to_string());
+        assert_eq!(std::fs::read(at("streamed.npz")).unwrap(), bytes, "the old file stays");
+        // Fewer tiles than the batch's: an error naming both counts, the old file kept.
+        let err = streamed(250, None).unwrap_err().to_string();
+        assert!(err.contains("d has 250 of 300 tiles"), "{err}");
+        assert_eq!(std::fs::read(at("streamed.npz")).unwrap(), bytes, "the old file stays");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".tmp")).collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+}
+
 /// A stored member is read in place (the file mapped): a byte changed in its data is a damaged
 /// file, caught by its CRC-32 (as the zip reader catches it when it reads a member through).
 #[test]

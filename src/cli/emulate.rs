@@ -140,18 +140,27 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
         Ok(line_status(counts))
     }
 
-    /// An npz in: tiles converted and run in parallel chunks; D into the batch (npz out, the
-    /// input members kept as they came) or result lines (JSONL out).
+    /// An npz in: tiles converted and run in parallel chunks; D written into the npz out as
+    /// each chunk is done (the input members kept as they came), or result lines (JSONL out).
     fn stream_npz(&self, input: &Path, output: &Path, d_of: impl Fn(&T) -> &[u64] + Sync) -> anyhow::Result<ExitCode> {
-        let mut batch = Batch::read(input)?;
-        let mut lines = if is_npz(output) { None } else { Some(AtomicOutput::create(output)?) };
-        if lines.is_none() {
-            batch.set_d(0, &[] as &[&[u64]]); // d is there even for a batch of no tiles
+        let batch = Batch::read(input)?;
+        if is_npz(output) {
+            batch.write_with_d(output, self.d_only, |sink| self.run_chunks(&batch, input, |_, results| Ok(sink.put(&results.iter().map(&d_of).collect::<Vec<&[u64]>>())?)))?;
+        } else {
+            let mut out = AtomicOutput::create(output)?;
+            self.run_chunks(&batch, input, |cases, results| cases.iter().zip(results).try_for_each(|(case, r)| out.line(&(self.line)(case, r))))?;
+            out.commit()?;
         }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Every tile of `batch` run, a chunk at a time in parallel, each chunk's cases and
+    /// results handed to `take` in tile order.
+    fn run_chunks(&self, batch: &Batch, input: &Path, mut take: impl FnMut(&[MmaCase], &[T]) -> anyhow::Result<()>) -> anyhow::Result<()> {
         let bar = spinner();
         // One chunk's cases, their buffers reused by the next chunk.
         let mut cases = Vec::new();
-        let chunk = npz_chunk(&batch);
+        let chunk = npz_chunk(batch);
         for first in (0..batch.tiles).step_by(chunk) {
             let end = (first + chunk).min(batch.tiles);
             batch.cases_into(first..end, &mut cases)?;
@@ -160,22 +169,11 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
                 .enumerate()
                 .map(|(i, case)| (self.exec)(case).map_err(|e| anyhow::anyhow!("{}: tile {}: {e}", input.display(), first + i)))
                 .collect::<anyhow::Result<Vec<T>>>()?;
-            match &mut lines {
-                Some(out) => {
-                    for (case, r) in cases.iter().zip(&results) {
-                        out.line(&(self.line)(case, r))?;
-                    }
-                }
-                None => batch.set_d(first, &results.iter().map(&d_of).collect::<Vec<&[u64]>>()),
-            }
+            take(&cases, &results)?;
             bar.set_position(end as u64);
         }
         bar.finish_and_clear();
-        match lines {
-            Some(out) => out.commit()?,
-            None => batch.write(output, self.d_only)?,
-        }
-        Ok(ExitCode::SUCCESS)
+        Ok(())
     }
 }
 

@@ -5,30 +5,6 @@
 //! hypotheses differ per format: FTTN's H100 fuses 16 f16 products but only 4 tf32 ones).
 //! [`Model::arithmetic`] merges the two and yields the [`Arithmetic`] the emulator obeys.
 
-/// `fn NAME(ARGS) BODY` whose body is compiled twice: for AVX2, taken where the CPU has it
-/// (detected at run time), and for the crate's baseline (SSE2 on x86-64) otherwise. For the
-/// slice loops around the lane kernel, which the baseline leaves half as wide or scalar.
-macro_rules! avx2_where_available {
-    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
-        $(#[$meta])*
-        fn $name($($arg: $ty),*) {
-            #[inline(always)]
-            fn any($($arg: $ty),*) $body
-            #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2($($arg: $ty),*) {
-                any($($arg),*)
-            }
-            #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2.
-                return unsafe { avx2($($arg),*) };
-            }
-            any($($arg),*)
-        }
-    };
-}
-
 mod emulator;
 mod fma_chain;
 mod pair_sums;
