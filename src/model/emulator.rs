@@ -1425,7 +1425,8 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
     let operands = match block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52, acc_kernel(&window, acc_fmt)) {
         Kernel::Float(kernel) => {
             // Exact values; NaN and infinities stay, and send their lanes to the general path.
-            let mut a = super::scratch::values(m * k);
+            // (Buffers whose every element is written below are not zeroed first.)
+            let mut a = super::scratch::values_to_fill(m * k);
             match order {
                 None => case.a_fmt.to_f64_slice(&case.a, &mut a),
                 Some(_) => {
@@ -1443,22 +1444,30 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
                 Some(dense_b) => (dense_b, dense_b.len() / n),
             };
             // (All of B converted at once, then its rows placed: a conversion per row of eight
-            // cost more in calls than in work.)
-            let mut values = super::scratch::values(b_bits.len());
-            case.b_fmt.to_f64_slice(b_bits, &mut values);
-            let mut b = super::scratch::lane_rows(chunks * b_rows);
-            for p in 0..b_rows {
-                let row = &values[at(p) * n..(at(p) + 1) * n];
-                for (chunk, cols) in row.chunks(LANES).enumerate() {
-                    b[chunk * b_rows + p][..cols.len()].copy_from_slice(cols);
+            // cost more in calls than in work.) Columns that fill whole chunks leave no padding
+            // to zero; one chunk of eight, in order, is B's own layout, converted in place.
+            let mut b = if n % LANES == 0 { super::scratch::lane_rows_to_fill(chunks * b_rows) } else { super::scratch::lane_rows(chunks * b_rows) };
+            if n == LANES && order.is_none() {
+                case.b_fmt.to_f64_slice(b_bits, b.as_flattened_mut());
+            } else {
+                let mut values = super::scratch::values_to_fill(b_bits.len());
+                case.b_fmt.to_f64_slice(b_bits, &mut values);
+                for p in 0..b_rows {
+                    let row = &values[at(p) * n..(at(p) + 1) * n];
+                    for (chunk, cols) in row.chunks(LANES).enumerate() {
+                        b[chunk * b_rows + p][..cols.len()].copy_from_slice(cols);
+                    }
                 }
+                super::scratch::give_values(values);
             }
-            super::scratch::give_values(values);
             // With C added after the chain, the chain starts from +0.
-            let mut c = super::scratch::values(m * n);
-            if ar.blocks.c != CPlacement::After {
+            let mut c = if ar.blocks.c != CPlacement::After {
+                let mut c = super::scratch::values_to_fill(m * n);
                 case.c_fmt.to_f64_slice(&case.c, &mut c);
-            }
+                c
+            } else {
+                super::scratch::values(m * n)
+            };
             if in_sub != Subnormals::Keep {
                 flush_subnormals(case.a_fmt, &mut a, in_sub);
                 b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes, in_sub));
@@ -1469,9 +1478,9 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
             let (mut fa, mut fb) = (Vec::new(), Vec::new());
             if field_sum {
                 let (floor_a, floor_b) = (crate::format::pow2(ar.inputs.field_emin(case.a_fmt)), crate::format::pow2(ar.inputs.field_emin(case.b_fmt)));
-                fa = super::scratch::values(a.len());
+                fa = super::scratch::values_to_fill(a.len());
                 field_pows(&a, &mut fa, floor_a);
-                fb = super::scratch::lane_rows(b.len());
+                fb = super::scratch::lane_rows_to_fill(b.len());
                 field_pows(b.as_flattened(), fb.as_flattened_mut(), floor_b);
             }
             LaneOperands::Float { a, b, fa, fb, c, kernel }

@@ -28,6 +28,21 @@ pub(super) fn lane_rows(len: usize) -> Vec<[f64; super::lanes::LANES]> {
     v
 }
 
+/// A vector of `len` values for a caller that writes every one of them: a reused buffer keeps
+/// its old values (only growth is zeroed), which saves zeroing what is written next anyway.
+pub(super) fn values_to_fill(len: usize) -> Vec<f64> {
+    let mut v = VALUES.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+    v.resize(len, 0.0);
+    v
+}
+
+/// [`values_to_fill`] for rows of lanes.
+pub(super) fn lane_rows_to_fill(len: usize) -> Vec<[f64; super::lanes::LANES]> {
+    let mut v = LANE_ROWS.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+    v.resize(len, [0.0; super::lanes::LANES]);
+    v
+}
+
 /// Hands a buffer back for the next tile on this thread (dropped when enough are kept).
 pub(super) fn give_values(v: Vec<f64>) {
     if v.capacity() > 0 {
@@ -65,5 +80,19 @@ mod tests {
         r[1][5] = 1.0;
         give_lane_rows(r);
         assert_eq!(lane_rows(5), vec![[0.0; super::super::lanes::LANES]; 5]);
+    }
+
+    #[test]
+    fn a_buffer_to_fill_has_the_length_asked_for() {
+        let mut v = values_to_fill(8);
+        v.iter_mut().for_each(|x| *x = 7.0);
+        let ptr = v.as_ptr();
+        give_values(v);
+        let w = values_to_fill(3);
+        assert_eq!((w.as_ptr(), w.len()), (ptr, 3), "the same allocation, shortened");
+        give_values(w);
+        assert_eq!(values_to_fill(20).len(), 20);
+        give_lane_rows(lane_rows_to_fill(4));
+        assert_eq!(lane_rows_to_fill(9).len(), 9);
     }
 }
