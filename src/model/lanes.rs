@@ -44,6 +44,13 @@ fn pow2(e: i64) -> f64 {
     f64::from_bits(((e + 1023).clamp(1, 2046) as u64) << 52)
 }
 
+/// The unbiased exponent of `x`'s field (a normal f64's binade; -1023 for zeros and
+/// subnormals, 1024 for infinities and NaN), by bit operations that vectorise.
+#[inline(always)]
+fn exponent(x: f64) -> i64 {
+    ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023
+}
+
 /// 2^52 as f64 bits: an f64 whose last place is 1.
 const TWO52: u64 = 0x4330_0000_0000_0000;
 
@@ -460,7 +467,6 @@ fn round_lanes_f64(s: &Sums, acc: &mut Accs, w: &Window, live: &mut [u64; LANES]
     let f = &w.acc;
     let r = w.rounding;
     let (rne, rna, ru, rd, ra) = (r == Rounding::Rne, r == Rounding::Rna, r == Rounding::Ru, r == Rounding::Rd, r == Rounding::Ra);
-    let exponent = |x: f64| ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023;
     let max_finite = small_to_f64(f.max_sig_at_emax) * pow2(f.emax - f.p + 1);
     let min_normal = pow2(f.emin);
     let inf_bits = ((2 * f.bias + 1) as u64) << (f.p - 1);
@@ -547,7 +553,6 @@ fn round_lanes_conv<const ACC: u8>(s: &Sums, acc: &mut Accs, w: &Window, live: &
     // Where a finite sum past the largest finite value goes rounding toward zero: to it (IEEE)
     // or to infinity (`overflow = "infinity"`). (To nearest, both rules give infinity.)
     let past = |largest: f64| if w.overflow == Overflow::Infinity { f64::INFINITY } else { largest };
-    let exponent = |x: f64| ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023;
     for l in 0..LANES {
         let v = s.total[l];
         // All ones where NaN: the selects below are masks, which keep the loop free of
