@@ -689,7 +689,8 @@ impl Batch {
         case.meta = self.meta.as_ref().map(|m| m.tile_bytes(tile).to_vec());
         case.scales = self.scales(tile);
         case.extra.clear();
-        if let Some(op) = self.header.get("op") {
+        // (A scan, not a hashed lookup: the header holds a few keys, and this runs per tile.)
+        if let Some((_, op)) = self.header.iter().find(|(key, _)| *key == "op") {
             case.extra.insert("op".into(), op.clone());
         }
         case.validate().map_err(|FieldError { field, message }| {

@@ -86,6 +86,47 @@ fn diagonal_is_the_whole_tiles_diagonal() {
     assert!(compared > 50_000, "{compared}");
 }
 
+/// `Emulator::run_many_validated` (what depends on the shape and formats worked out once, D
+/// straight into one slice) gives every tile what `run` gives alone: for every arithmetic on
+/// edge-biased tiles (NaN, infinities, zero sums whose sign needs the zero rules, subnormals:
+/// the tiles whose kernel hands elements back go to the general path), on every path's own
+/// tiles (sparse, block-scaled, integer, FP64: the paths it leaves to `run_validated`), and in a
+/// run whose tiles differ in formats and K from the first one's.
+#[test]
+fn many_tiles_at_once_are_each_tile_alone() {
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2026_11_29);
+    let check = |emulator: &Emulator, cases: &[mmafuzz::MmaCase], what: &str| {
+        let size = cases[0].m * cases[0].n;
+        let mut out = vec![0u64; cases.len() * size];
+        emulator.run_many_validated(cases, &mut out).unwrap();
+        for (t, (case, d)) in cases.iter().zip(out.chunks(size)).enumerate() {
+            let want = emulator.run(case).unwrap();
+            assert_eq!(d, &want[..], "{what}: tile {t}\n{}", case.result_json(&want));
+        }
+        cases.len()
+    };
+    let mut tiles = 0;
+    for model in distinct_models() {
+        let emulator = Emulator::new(model.clone());
+        for shape in SHAPES {
+            let cases: Vec<_> = (0..24).map(|_| gen::case(&mut rng, shape.a_fmt, shape.c_fmt, shape.m, shape.n, shape.k)).collect();
+            tiles += check(&emulator, &cases, &format!("{} {}", model.name, shape.name));
+        }
+    }
+    for path in mmafuzz::exec::PATHS.iter().filter(|p| p.module != mmafuzz::exec::Module::Cublas) {
+        let Ok(model) = Model::load(&format!("sm90:{}", path.id)) else { continue };
+        let cases: Vec<_> = (0..16).map(|_| gen::path_case(&mut rng, path)).collect();
+        tiles += check(&Emulator::new(model), &cases, path.id);
+    }
+    // f16 and bf16 tiles of 16x8 with K = 16 and 8, interleaved: each runs as itself.
+    let mixed: Vec<_> = (0..40).map(|t| {
+        let fmt = if t % 2 == 0 { mmafuzz::Format::F16 } else { mmafuzz::Format::Bf16 };
+        gen::case(&mut rng, fmt, mmafuzz::Format::F32, 16, 8, if t % 3 == 0 { 8 } else { 16 })
+    }).collect();
+    tiles += check(&Emulator::new(Model::load("h100").unwrap()), &mixed, "h100, mixed");
+    assert!(tiles > 3_000, "{tiles}");
+}
+
 /// `Emulator::agrees` stops at the first differing element; it must still say exactly what
 /// comparing `run`'s whole tile says, through the lane kernels, the float kernel and the
 /// general code, and ignore the elements it is told not to care about.

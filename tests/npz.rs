@@ -177,6 +177,18 @@ fn d_streamed_into_the_file_is_d_written_whole() {
     }
 }
 
+/// A model that cannot run an npz's tiles: one line naming the file and the first tile, exit
+/// status 2, nothing written (the tiles run many at a time, the error still names its tile).
+#[test]
+fn tiles_the_model_cannot_run_are_an_error_naming_the_tile() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    ok(&mmafuzz(&["gen", "--path", "mma.m16n8k32.s32.s8.s8.s32", "--count", "300", "--seed", "1", "--out", s(&at("s8.npz"))]));
+    let err = fails(&["emulate", "--model", "sm90:mma.m16n8k16.f32.f16.f16.f32", "--in", s(&at("s8.npz")), "--out", s(&at("d.npz"))]);
+    assert!(err.contains("s8.npz: tile 0: model 'sm90:mma.m16n8k16.f32.f16.f16.f32' cannot run s8/s8 into s32"), "{err}");
+    assert!(!at("d.npz").exists(), "nothing written");
+}
+
 /// A stored member is read in place (the file mapped): a byte changed in its data is a damaged
 /// file, caught by its CRC-32 (as the zip reader catches it when it reads a member through).
 #[test]

@@ -92,14 +92,23 @@ pub(super) fn stream_lines(input: &Path, output: &Path, exec: impl Fn(&str) -> R
 
 /// What an executor makes of one tile: its D, and the JSONL result line when one is wanted
 /// (the reference's adds the exact values, which an npz has no place for).
-struct Executor<E, L> {
+struct Executor<'m, E, L> {
     exec: E,
     line: L,
     /// An npz out holds d and the header only (`--d-only`).
     d_only: bool,
+    /// From npz to npz: D of a run of tiles of one shape into a slice at once (`emulate`:
+    /// [`mmafuzz::Emulator::run_many_validated`]), the error naming the tile's place in the run;
+    /// `exec` tile by tile without it.
+    many: Option<&'m ManyFn<'m>>,
 }
 
-impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -> String + Sync> Executor<E, L> {
+type ManyFn<'m> = dyn Fn(&[MmaCase], &mut [u64]) -> Result<(), (usize, String)> + Sync + 'm;
+
+/// Tiles a thread takes at a time in [`Executor::run_chunks_many`].
+const MANY: usize = 32;
+
+impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -> String + Sync> Executor<'_, E, L> {
     /// Run on every tile of `input` (JSONL or npz) and write `output` (JSONL or npz), in
     /// parallel chunks, results in input order. An npz in is one batch: a bad tile is an error
     /// for the file. Lines of JSONL in are rejected one by one, as ever.
@@ -144,7 +153,9 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
     /// each chunk is done (the input members kept as they came), or result lines (JSONL out).
     fn stream_npz(&self, input: &Path, output: &Path, d_of: impl Fn(&T) -> &[u64] + Sync) -> anyhow::Result<ExitCode> {
         let batch = Batch::read(input)?;
-        if is_npz(output) {
+        if let (true, Some(many)) = (is_npz(output), self.many) {
+            batch.write_with_d(output, self.d_only, |sink| self.run_chunks_many(&batch, input, many, |d| Ok(sink.put(&d.chunks(batch.m * batch.n).collect::<Vec<_>>())?)))?;
+        } else if is_npz(output) {
             batch.write_with_d(output, self.d_only, |sink| self.run_chunks(&batch, input, |_, results| Ok(sink.put(&results.iter().map(&d_of).collect::<Vec<&[u64]>>())?)))?;
         } else {
             let mut out = AtomicOutput::create(output)?;
@@ -157,24 +168,52 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
     /// Every tile of `batch` run, a chunk at a time in parallel, each chunk's cases and
     /// results handed to `take` in tile order.
     fn run_chunks(&self, batch: &Batch, input: &Path, mut take: impl FnMut(&[MmaCase], &[T]) -> anyhow::Result<()>) -> anyhow::Result<()> {
-        let bar = spinner();
-        // One chunk's cases, their buffers reused by the next chunk.
-        let mut cases = Vec::new();
-        let chunk = npz_chunk(batch);
-        for first in (0..batch.tiles).step_by(chunk) {
-            let end = (first + chunk).min(batch.tiles);
-            batch.cases_into(first..end, &mut cases)?;
+        for_each_chunk(batch, |first, cases| {
             let results = cases
                 .par_iter()
                 .enumerate()
                 .map(|(i, case)| (self.exec)(case).map_err(|e| anyhow::anyhow!("{}: tile {}: {e}", input.display(), first + i)))
                 .collect::<anyhow::Result<Vec<T>>>()?;
-            take(&cases, &results)?;
-            bar.set_position(end as u64);
-        }
-        bar.finish_and_clear();
-        Ok(())
+            take(cases, &results)
+        })
     }
+
+    /// [`Executor::run_chunks`] through `many`: each chunk's D, tile after tile, handed to
+    /// `take` as one slice (no vector per tile).
+    fn run_chunks_many(&self, batch: &Batch, input: &Path, many: &ManyFn, mut take: impl FnMut(&[u64]) -> anyhow::Result<()>) -> anyhow::Result<()> {
+        let size = batch.m * batch.n;
+        let mut d = Vec::new();
+        for_each_chunk(batch, |first, cases| {
+            d.resize(cases.len() * size, 0);
+            let failed: Vec<(usize, String)> = cases
+                .par_chunks(MANY)
+                .zip(d.par_chunks_mut(MANY * size))
+                .enumerate()
+                .filter_map(|(run, (cases, d))| many(cases, d).err().map(|(t, e)| (run * MANY + t, e)))
+                .collect();
+            // In tile order: the first bad tile's error.
+            if let Some((t, e)) = failed.into_iter().min_by_key(|(t, _)| *t) {
+                anyhow::bail!("{}: tile {}: {e}", input.display(), first + t);
+            }
+            take(&d)
+        })
+    }
+}
+
+/// Every tile of `batch` as cases, a chunk at a time (converted in parallel, their buffers
+/// reused from chunk to chunk), handed to `each` with the chunk's first tile; a spinner counts.
+fn for_each_chunk(batch: &Batch, mut each: impl FnMut(usize, &[MmaCase]) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let bar = spinner();
+    let mut cases = Vec::new();
+    let chunk = npz_chunk(batch);
+    for first in (0..batch.tiles).step_by(chunk) {
+        let end = (first + chunk).min(batch.tiles);
+        batch.cases_into(first..end, &mut cases)?;
+        each(first, &cases)?;
+        bar.set_position(end as u64);
+    }
+    bar.finish_and_clear();
+    Ok(())
 }
 
 pub fn emulate(model: &str, input: &Path, output: &Path, d_only: bool) -> anyhow::Result<ExitCode> {
@@ -185,7 +224,13 @@ pub fn emulate(model: &str, input: &Path, output: &Path, d_only: bool) -> anyhow
     }
     let emu = Emulator::new(m);
     // Every case reaching `exec` was checked when it was read (a JSONL line or an npz tile).
-    let exec = Executor { exec: |case: &MmaCase| emu.run_validated(case).map_err(|e| e.to_string()), line: |case: &MmaCase, d: &Vec<u64>| case.result_json(d), d_only };
+    let many = |cases: &[MmaCase], d: &mut [u64]| emu.run_many_validated(cases, d).map_err(|(t, e)| (t, e.to_string()));
+    let exec = Executor {
+        exec: |case: &MmaCase| emu.run_validated(case).map_err(|e| e.to_string()),
+        line: |case: &MmaCase, d: &Vec<u64>| case.result_json(d),
+        d_only,
+        many: Some(&many),
+    };
     exec.stream(input, output, |d| d)
 }
 
@@ -234,6 +279,7 @@ pub fn reference(input: &Path, output: &Path, d_only: bool, rounding: Rounding) 
             Value::Object(obj).to_string()
         },
         d_only,
+        many: None,
     };
     exec.stream(input, output, |(d, _)| d)
 }

@@ -12,6 +12,7 @@ use super::lanes::{block_kernel, exact_f64, AccFormat, Accs, BLanes, FloatTile, 
 use rug::Integer;
 
 mod diagonal;
+mod many;
 
 /// Why a case cannot be emulated.
 #[derive(Debug, thiserror::Error)]
@@ -467,6 +468,25 @@ pub(crate) struct TileRun<'a> {
     cpu_c_after: Option<u64>,
 }
 
+/// Whether a lane's accumulator bits are D as they are: the accumulator is D's format, its
+/// subnormals kept, C not added after the chain.
+fn direct(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> bool {
+    acc_fmt == case.c_fmt && ar.output.subnormals == Subnormals::Keep && ar.blocks.c != CPlacement::After
+}
+
+/// A dense tile's operands in the float kernel's form, as the kernel takes them.
+type FloatArrays<'a> = (&'a [f64], &'a [[f64; LANES]], &'a [f64], &'a [[f64; LANES]], &'a [f64]);
+
+/// The float kernel's view of a dense tile: its operands (`a, b, fa, fb, c`), the blocks of
+/// the chain and C's smallest field-sum key.
+fn dense_float_tile<'a>(ar: &Arithmetic, case: &MmaCase, (a, b, fa, fb, c): FloatArrays<'a>, window: &'a Window) -> FloatTile<'a> {
+    let (m, n, k) = (case.m, case.n, case.k);
+    let block_width = if ar.blocks.width == 0 { k } else { ar.blocks.width };
+    let reverse = ar.blocks.order == BlockOrder::Reverse;
+    let c_floor = crate::format::pow2(case.c_fmt.emin());
+    FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window, b_picks: &[] }
+}
+
 /// A and B for the lane kernel: A row-major; B per chunk of eight columns, k rows of lanes.
 struct LanePrep {
     operands: LaneOperands,
@@ -548,12 +568,9 @@ impl<'a> TileRun<'a> {
         let Some(LanePrep { operands: LaneOperands::Float { a, b, fa, fb, c, kernel }, window }) = &self.lanes else {
             return None;
         };
-        let (m, n, k) = (self.case.m, self.case.n, self.case.k);
-        let block_width = if self.ar.blocks.width == 0 { k } else { self.ar.blocks.width };
-        let reverse = self.ar.blocks.order == BlockOrder::Reverse;
-        let mut d = vec![0u64; m * n];
-        let c_floor = crate::format::pow2(self.case.c_fmt.emin());
-        kernel(&FloatTile { a, b, fa, fb, c_floor, c, m, n, k, block_width, reverse, w: window, b_picks: &[] }, &mut d);
+        let n = self.case.n;
+        let mut d = vec![0u64; self.case.m * n];
+        kernel(&dense_float_tile(self.ar, self.case, (a, b, fa, fb, c), window), &mut d);
         if let Some(nan) = self.cpu_c_after {
             // C after the chain, added on the CPU: the whole tile at once, then the general path
             // for what the kernel handed back.
@@ -577,10 +594,9 @@ impl<'a> TileRun<'a> {
         Some(d)
     }
 
-    /// Whether a lane's accumulator bits are D as they are: the accumulator is D's format, its
-    /// subnormals kept, C not added after the chain.
+    /// See [`direct`].
     fn direct(&self) -> bool {
-        self.acc_fmt == self.case.c_fmt && self.ar.output.subnormals == Subnormals::Keep && self.ar.blocks.c != CPlacement::After
+        direct(self.ar, self.case, self.acc_fmt)
     }
 
     /// D(i, j) from what the float kernel wrote for it: the general path where it handed the
@@ -1376,22 +1392,9 @@ fn prepare_lanes(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Option
     prepare_lanes_for(ar, case, acc_fmt, order, None).expect("dense tiles take either kernel")
 }
 
-/// [`prepare_lanes`], or the same for a 2:4 sparse case: `sparse` is then the dense B whose
-/// rows the kernel picks for each row of A (`FloatTile::b_picks`), laid out per chunk of eight
-/// columns like a dense B; `case.a` holds the kept values (m×k with k the kept count, in the
-/// kernel's order; `case.b` is not read), and only the float kernel's form is made (`None`
-/// when the int kernel is chosen).
-fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Option<&[usize]>, sparse: Option<&[u64]>) -> Option<LanePrep> {
-    let (m, n, k) = (case.m, case.n, case.k);
-    // Position p of the chain's K is the case's k `at(p)`; A's element (i, at(p)).
-    let at = |p: usize| order.map_or(p, |o| o[p]);
-    let a_bits = |i: usize, p: usize| match order {
-        None => case.a[i * k + p],
-        Some(o) => case.a_at(i, o[p]),
-    };
-    let in_sub = ar.inputs.subnormals;
+/// The window and the lane kernel of a tile's arithmetic, shape and formats (its values aside).
+fn lane_setup(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format) -> (Window, Kernel) {
     let (pa, pb) = (case.a_fmt.precision(), case.b_fmt.precision());
-    let chunks = n.div_ceil(LANES);
     let mode = match ar.align.mode {
         AlignMode::Floor => FLOOR,
         AlignMode::Sticky => STICKY,
@@ -1422,69 +1425,28 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
         zero_needs_rule: ar.specials.zero_sign == ZeroSign::Ieee && !(ar.blocks.c == CPlacement::After && ar.accumulator.rounding != Rounding::Rd),
         narrow_to: ar.accumulator.precision.filter(|&q| q < acc_fmt.precision()).map_or(64, |q| q as i64),
     };
-    let operands = match block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52, acc_kernel(&window, acc_fmt)) {
-        Kernel::Float(kernel) => {
-            // Exact values; NaN and infinities stay, and send their lanes to the general path.
-            // (Buffers whose every element is written below are not zeroed first.)
-            let mut a = super::scratch::values_to_fill(m * k);
-            match order {
-                None => case.a_fmt.to_f64_slice(&case.a, &mut a),
-                Some(_) => {
-                    let mut row = vec![0u64; k];
-                    for (i, dst) in a.chunks_exact_mut(k).enumerate() {
-                        row.iter_mut().enumerate().for_each(|(p, x)| *x = a_bits(i, p));
-                        case.a_fmt.to_f64_slice(&row, dst);
-                    }
-                }
-            }
-            // B per chunk of eight columns, one row of lanes per row of B (a sparse case's dense
-            // B, whose rows the kernel picks for each row of A).
-            let (b_bits, b_rows) = match sparse {
-                None => (&case.b[..], k),
-                Some(dense_b) => (dense_b, dense_b.len() / n),
-            };
-            // (All of B converted at once, then its rows placed: a conversion per row of eight
-            // cost more in calls than in work.) Columns that fill whole chunks leave no padding
-            // to zero; one chunk of eight, in order, is B's own layout, converted in place.
-            let mut b = if n % LANES == 0 { super::scratch::lane_rows_to_fill(chunks * b_rows) } else { super::scratch::lane_rows(chunks * b_rows) };
-            if n == LANES && order.is_none() {
-                case.b_fmt.to_f64_slice(b_bits, b.as_flattened_mut());
-            } else {
-                let mut values = super::scratch::values_to_fill(b_bits.len());
-                case.b_fmt.to_f64_slice(b_bits, &mut values);
-                for p in 0..b_rows {
-                    let row = &values[at(p) * n..(at(p) + 1) * n];
-                    for (chunk, cols) in row.chunks(LANES).enumerate() {
-                        b[chunk * b_rows + p][..cols.len()].copy_from_slice(cols);
-                    }
-                }
-                super::scratch::give_values(values);
-            }
-            // With C added after the chain, the chain starts from +0.
-            let mut c = if ar.blocks.c != CPlacement::After {
-                let mut c = super::scratch::values_to_fill(m * n);
-                case.c_fmt.to_f64_slice(&case.c, &mut c);
-                c
-            } else {
-                super::scratch::values(m * n)
-            };
-            if in_sub != Subnormals::Keep {
-                flush_subnormals(case.a_fmt, &mut a, in_sub);
-                b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes, in_sub));
-            }
-            if ar.inputs.c_subnormals != Subnormals::Keep {
-                flush_subnormals(case.c_fmt, &mut c, ar.inputs.c_subnormals);
-            }
-            let (mut fa, mut fb) = (Vec::new(), Vec::new());
-            if field_sum {
-                let (floor_a, floor_b) = (crate::format::pow2(ar.inputs.field_emin(case.a_fmt)), crate::format::pow2(ar.inputs.field_emin(case.b_fmt)));
-                fa = super::scratch::values_to_fill(a.len());
-                field_pows(&a, &mut fa, floor_a);
-                fb = super::scratch::lane_rows_to_fill(b.len());
-                field_pows(b.as_flattened(), fb.as_flattened_mut(), floor_b);
-            }
-            LaneOperands::Float { a, b, fa, fb, c, kernel }
-        }
+    let kernel = block_kernel(mode, field_sum, drop_below + 2 + 8 <= 52, acc_kernel(&window, acc_fmt));
+    (window, kernel)
+}
+
+/// [`prepare_lanes`], or the same for a 2:4 sparse case: `sparse` is then the dense B whose
+/// rows the kernel picks for each row of A (`FloatTile::b_picks`), laid out per chunk of eight
+/// columns like a dense B; `case.a` holds the kept values (m×k with k the kept count, in the
+/// kernel's order; `case.b` is not read), and only the float kernel's form is made (`None`
+/// when the int kernel is chosen).
+fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Option<&[usize]>, sparse: Option<&[u64]>) -> Option<LanePrep> {
+    let (m, n, k) = (case.m, case.n, case.k);
+    // Position p of the chain's K is the case's k `at(p)`; A's element (i, at(p)).
+    let at = |p: usize| order.map_or(p, |o| o[p]);
+    let a_bits = |i: usize, p: usize| match order {
+        None => case.a[i * k + p],
+        Some(o) => case.a_at(i, o[p]),
+    };
+    let (pa, pb) = (case.a_fmt.precision(), case.b_fmt.precision());
+    let chunks = n.div_ceil(LANES);
+    let (window, kernel) = lane_setup(ar, case, acc_fmt);
+    let operands = match kernel {
+        Kernel::Float(kernel) => float_operands(ar, case, order, sparse, kernel),
         Kernel::Int(_) if sparse.is_some() => return None,
         Kernel::Int(kernel) => {
             let mut a_row_special = vec![false; m];
@@ -1517,6 +1479,80 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
         }
     };
     Some(LanePrep { operands, window })
+}
+
+/// A tile's operands in the float kernel's form (see [`prepare_lanes_for`] for `order` and
+/// `sparse`): exact values; NaN and infinities stay, and send their lanes to the general path.
+fn float_operands(ar: &Arithmetic, case: &MmaCase, order: Option<&[usize]>, sparse: Option<&[u64]>, kernel: super::lanes::FloatTileFn) -> LaneOperands {
+    let (m, n, k) = (case.m, case.n, case.k);
+    // Position p of the chain's K is the case's k `at(p)`; A's element (i, at(p)).
+    let at = |p: usize| order.map_or(p, |o| o[p]);
+    let a_bits = |i: usize, p: usize| match order {
+        None => case.a[i * k + p],
+        Some(o) => case.a_at(i, o[p]),
+    };
+    let in_sub = ar.inputs.subnormals;
+    let chunks = n.div_ceil(LANES);
+    let field_sum = ar.align.exponent == AlignExponent::FieldSum;
+    // (Buffers whose every element is written below are not zeroed first.)
+    let mut a = super::scratch::values_to_fill(m * k);
+    match order {
+        None => case.a_fmt.to_f64_slice(&case.a, &mut a),
+        Some(_) => {
+            let mut row = vec![0u64; k];
+            for (i, dst) in a.chunks_exact_mut(k).enumerate() {
+                row.iter_mut().enumerate().for_each(|(p, x)| *x = a_bits(i, p));
+                case.a_fmt.to_f64_slice(&row, dst);
+            }
+        }
+    }
+    // B per chunk of eight columns, one row of lanes per row of B (a sparse case's dense
+    // B, whose rows the kernel picks for each row of A).
+    let (b_bits, b_rows) = match sparse {
+        None => (&case.b[..], k),
+        Some(dense_b) => (dense_b, dense_b.len() / n),
+    };
+    // (All of B converted at once, then its rows placed: a conversion per row of eight
+    // cost more in calls than in work.) Columns that fill whole chunks leave no padding
+    // to zero; one chunk of eight, in order, is B's own layout, converted in place.
+    let mut b = if n % LANES == 0 { super::scratch::lane_rows_to_fill(chunks * b_rows) } else { super::scratch::lane_rows(chunks * b_rows) };
+    if n == LANES && order.is_none() {
+        case.b_fmt.to_f64_slice(b_bits, b.as_flattened_mut());
+    } else {
+        let mut values = super::scratch::values_to_fill(b_bits.len());
+        case.b_fmt.to_f64_slice(b_bits, &mut values);
+        for p in 0..b_rows {
+            let row = &values[at(p) * n..(at(p) + 1) * n];
+            for (chunk, cols) in row.chunks(LANES).enumerate() {
+                b[chunk * b_rows + p][..cols.len()].copy_from_slice(cols);
+            }
+        }
+        super::scratch::give_values(values);
+    }
+    // With C added after the chain, the chain starts from +0.
+    let mut c = if ar.blocks.c != CPlacement::After {
+        let mut c = super::scratch::values_to_fill(m * n);
+        case.c_fmt.to_f64_slice(&case.c, &mut c);
+        c
+    } else {
+        super::scratch::values(m * n)
+    };
+    if in_sub != Subnormals::Keep {
+        flush_subnormals(case.a_fmt, &mut a, in_sub);
+        b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes, in_sub));
+    }
+    if ar.inputs.c_subnormals != Subnormals::Keep {
+        flush_subnormals(case.c_fmt, &mut c, ar.inputs.c_subnormals);
+    }
+    let (mut fa, mut fb) = (Vec::new(), Vec::new());
+    if field_sum {
+        let (floor_a, floor_b) = (crate::format::pow2(ar.inputs.field_emin(case.a_fmt)), crate::format::pow2(ar.inputs.field_emin(case.b_fmt)));
+        fa = super::scratch::values_to_fill(a.len());
+        field_pows(&a, &mut fa, floor_a);
+        fb = super::scratch::lane_rows_to_fill(b.len());
+        field_pows(b.as_flattened(), fb.as_flattened_mut(), floor_b);
+    }
+    LaneOperands::Float { a, b, fa, fb, c, kernel }
 }
 
 /// What the float kernel aligns a field-sum operand by, from its exact (already flushed)
