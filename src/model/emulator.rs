@@ -1482,77 +1482,112 @@ fn prepare_lanes_for(ar: &Arithmetic, case: &MmaCase, acc_fmt: Format, order: Op
 }
 
 /// A tile's operands in the float kernel's form (see [`prepare_lanes_for`] for `order` and
-/// `sparse`): exact values; NaN and infinities stay, and send their lanes to the general path.
+/// `sparse`), in buffers from this thread's scratch (given back when the operands are dropped).
 fn float_operands(ar: &Arithmetic, case: &MmaCase, order: Option<&[usize]>, sparse: Option<&[u64]>, kernel: super::lanes::FloatTileFn) -> LaneOperands {
-    let (m, n, k) = (case.m, case.n, case.k);
-    // Position p of the chain's K is the case's k `at(p)`; A's element (i, at(p)).
-    let at = |p: usize| order.map_or(p, |o| o[p]);
-    let a_bits = |i: usize, p: usize| match order {
-        None => case.a[i * k + p],
-        Some(o) => case.a_at(i, o[p]),
-    };
-    let in_sub = ar.inputs.subnormals;
-    let chunks = n.div_ceil(LANES);
-    let field_sum = ar.align.exponent == AlignExponent::FieldSum;
-    // (Buffers whose every element is written below are not zeroed first.)
-    let mut a = super::scratch::values_to_fill(m * k);
-    match order {
-        None => case.a_fmt.to_f64_slice(&case.a, &mut a),
-        Some(_) => {
-            let mut row = vec![0u64; k];
-            for (i, dst) in a.chunks_exact_mut(k).enumerate() {
-                row.iter_mut().enumerate().for_each(|(p, x)| *x = a_bits(i, p));
-                case.a_fmt.to_f64_slice(&row, dst);
-            }
-        }
-    }
-    // B per chunk of eight columns, one row of lanes per row of B (a sparse case's dense
-    // B, whose rows the kernel picks for each row of A).
-    let (b_bits, b_rows) = match sparse {
-        None => (&case.b[..], k),
-        Some(dense_b) => (dense_b, dense_b.len() / n),
-    };
-    // (All of B converted at once, then its rows placed: a conversion per row of eight
-    // cost more in calls than in work.) Columns that fill whole chunks leave no padding
-    // to zero; one chunk of eight, in order, is B's own layout, converted in place.
-    let mut b = if n % LANES == 0 { super::scratch::lane_rows_to_fill(chunks * b_rows) } else { super::scratch::lane_rows(chunks * b_rows) };
-    if n == LANES && order.is_none() {
-        case.b_fmt.to_f64_slice(b_bits, b.as_flattened_mut());
-    } else {
-        let mut values = super::scratch::values_to_fill(b_bits.len());
-        case.b_fmt.to_f64_slice(b_bits, &mut values);
-        for p in 0..b_rows {
-            let row = &values[at(p) * n..(at(p) + 1) * n];
-            for (chunk, cols) in row.chunks(LANES).enumerate() {
-                b[chunk * b_rows + p][..cols.len()].copy_from_slice(cols);
-            }
-        }
-        super::scratch::give_values(values);
-    }
-    // With C added after the chain, the chain starts from +0.
-    let mut c = if ar.blocks.c != CPlacement::After {
-        let mut c = super::scratch::values_to_fill(m * n);
-        case.c_fmt.to_f64_slice(&case.c, &mut c);
-        c
-    } else {
-        super::scratch::values(m * n)
-    };
-    if in_sub != Subnormals::Keep {
-        flush_subnormals(case.a_fmt, &mut a, in_sub);
-        b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes, in_sub));
-    }
-    if ar.inputs.c_subnormals != Subnormals::Keep {
-        flush_subnormals(case.c_fmt, &mut c, ar.inputs.c_subnormals);
-    }
-    let (mut fa, mut fb) = (Vec::new(), Vec::new());
-    if field_sum {
-        let (floor_a, floor_b) = (crate::format::pow2(ar.inputs.field_emin(case.a_fmt)), crate::format::pow2(ar.inputs.field_emin(case.b_fmt)));
-        fa = super::scratch::values_to_fill(a.len());
-        field_pows(&a, &mut fa, floor_a);
-        fb = super::scratch::lane_rows_to_fill(b.len());
-        field_pows(b.as_flattened(), fb.as_flattened_mut(), floor_b);
-    }
+    use super::scratch::{take_lane_rows, take_values};
+    let mut bufs = FloatBuffers { a: take_values(), b: take_lane_rows(), fa: take_values(), fb: take_lane_rows(), c: take_values() };
+    bufs.fill(ar, case, order, sparse);
+    let FloatBuffers { a, b, fa, fb, c } = bufs;
     LaneOperands::Float { a, b, fa, fb, c, kernel }
+}
+
+/// The float kernel's operand arrays of a tile: A row-major; B per chunk of eight columns, a
+/// row of lanes per row of B; with field-sum alignment each operand's 2^field laid out alike
+/// (`fa`, `fb`; empty otherwise); C. Reused from tile to tile ([`FloatBuffers::fill`] sizes
+/// them), so a run of tiles allocates and zeroes nothing per tile.
+#[derive(Default)]
+struct FloatBuffers {
+    a: Vec<f64>,
+    b: Vec<[f64; LANES]>,
+    fa: Vec<f64>,
+    fb: Vec<[f64; LANES]>,
+    c: Vec<f64>,
+}
+
+impl FloatBuffers {
+    /// `case`'s exact values (NaN and infinities stay, and send their lanes to the general
+    /// path), with K in `order` and B a sparse case's dense B where given (see
+    /// [`prepare_lanes_for`]). Every element of every array is written.
+    fn fill(&mut self, ar: &Arithmetic, case: &MmaCase, order: Option<&[usize]>, sparse: Option<&[u64]>) {
+        let (m, n, k) = (case.m, case.n, case.k);
+        // Position p of the chain's K is the case's k `at(p)`; A's element (i, at(p)).
+        let at = |p: usize| order.map_or(p, |o| o[p]);
+        let a_bits = |i: usize, p: usize| match order {
+            None => case.a[i * k + p],
+            Some(o) => case.a_at(i, o[p]),
+        };
+        let in_sub = ar.inputs.subnormals;
+        let chunks = n.div_ceil(LANES);
+        let FloatBuffers { a, b, fa, fb, c } = self;
+        // (Arrays written whole below are sized, not cleared: no zeroing of what is written.)
+        a.resize(m * k, 0.0);
+        match order {
+            None => case.a_fmt.to_f64_slice(&case.a, a),
+            Some(_) => {
+                let mut row = vec![0u64; k];
+                for (i, dst) in a.chunks_exact_mut(k).enumerate() {
+                    row.iter_mut().enumerate().for_each(|(p, x)| *x = a_bits(i, p));
+                    case.a_fmt.to_f64_slice(&row, dst);
+                }
+            }
+        }
+        // B per chunk of eight columns, one row of lanes per row of B (a sparse case's dense
+        // B, whose rows the kernel picks for each row of A).
+        let (b_bits, b_rows) = match sparse {
+            None => (&case.b[..], k),
+            Some(dense_b) => (dense_b, dense_b.len() / n),
+        };
+        // (All of B converted at once, then its rows placed: a conversion per row of eight
+        // cost more in calls than in work.) Columns that fill whole chunks leave no padding
+        // to zero; one chunk of eight, in order, is B's own layout, converted in place.
+        if n % LANES != 0 {
+            b.clear();
+        }
+        b.resize(chunks * b_rows, [0.0; LANES]);
+        if n == LANES && order.is_none() {
+            case.b_fmt.to_f64_slice(b_bits, b.as_flattened_mut());
+        } else {
+            let mut values = super::scratch::values_to_fill(b_bits.len());
+            case.b_fmt.to_f64_slice(b_bits, &mut values);
+            for p in 0..b_rows {
+                let row = &values[at(p) * n..(at(p) + 1) * n];
+                for (chunk, cols) in row.chunks(LANES).enumerate() {
+                    b[chunk * b_rows + p][..cols.len()].copy_from_slice(cols);
+                }
+            }
+            super::scratch::give_values(values);
+        }
+        // With C added after the chain, the chain starts from +0.
+        if ar.blocks.c != CPlacement::After {
+            c.resize(m * n, 0.0);
+            case.c_fmt.to_f64_slice(&case.c, c);
+        } else {
+            c.clear();
+            c.resize(m * n, 0.0);
+        }
+        if in_sub != Subnormals::Keep {
+            flush_subnormals(case.a_fmt, a, in_sub);
+            b.iter_mut().for_each(|lanes| flush_subnormals(case.b_fmt, lanes, in_sub));
+        }
+        if ar.inputs.c_subnormals != Subnormals::Keep {
+            flush_subnormals(case.c_fmt, c, ar.inputs.c_subnormals);
+        }
+        if ar.align.exponent == AlignExponent::FieldSum {
+            let (floor_a, floor_b) = (crate::format::pow2(ar.inputs.field_emin(case.a_fmt)), crate::format::pow2(ar.inputs.field_emin(case.b_fmt)));
+            fa.resize(a.len(), 0.0);
+            field_pows(a, fa, floor_a);
+            fb.resize(b.len(), [0.0; LANES]);
+            field_pows(b.as_flattened(), fb.as_flattened_mut(), floor_b);
+        } else {
+            fa.clear();
+            fb.clear();
+        }
+    }
+
+    /// The arrays as the kernel takes them.
+    fn arrays(&self) -> FloatArrays<'_> {
+        (&self.a, &self.b, &self.fa, &self.fb, &self.c)
+    }
 }
 
 /// What the float kernel aligns a field-sum operand by, from its exact (already flushed)

@@ -22,8 +22,10 @@ impl Emulator {
         let size = first.m * first.n;
         assert_eq!(out.len(), cases.len() * size, "out holds m·n elements a tile");
         let plan = WholeTilePlan::of(self, first);
+        // The operand arrays, reused from tile to tile.
+        let mut bufs = FloatBuffers::default();
         for (t, (case, d)) in cases.iter().zip(out.chunks_exact_mut(size)).enumerate() {
-            if plan.as_ref().is_some_and(|p| p.fits(case) && p.run(case, d)) {
+            if plan.as_ref().is_some_and(|p| p.fits(case) && p.run(case, d, &mut bufs)) {
                 continue;
             }
             d.copy_from_slice(&self.run_validated(case).map_err(|e| (t, e))?);
@@ -75,20 +77,25 @@ impl<'a> WholeTilePlan<'a> {
         kind(case) == self.kind && case.meta.is_none() && case.scales.is_none()
     }
 
-    /// D of `case` into `d`; false (and `d` unspecified) where the kernel handed an element
-    /// back, for the general path.
-    fn run(&self, case: &MmaCase, d: &mut [u64]) -> bool {
-        let LaneOperands::Float { a, b, fa, fb, c, .. } = &float_operands(self.ar, case, None, None, self.kernel) else {
-            unreachable!("float_operands makes the float form")
-        };
-        (self.kernel)(&dense_float_tile(self.ar, case, (a, b, fa, fb, c), &self.window), d);
-        // (A fold over every element, which vectorises, not a search that stops at the first.)
-        if d.iter().fold(false, |any, &x| any | (x == GENERAL)) {
+    /// D of `case` into `d` (its operands in `bufs`); false (and `d` unspecified) where the
+    /// kernel handed an element back, for the general path.
+    fn run(&self, case: &MmaCase, d: &mut [u64], bufs: &mut FloatBuffers) -> bool {
+        bufs.fill(self.ar, case, None, None);
+        (self.kernel)(&dense_float_tile(self.ar, case, bufs.arrays(), &self.window), d);
+        if any_general(d) {
             return false;
         }
         if self.unsigned {
             unsigned_zeros(case.d_fmt, d);
         }
         true
+    }
+}
+
+avx2_where_available! {
+    /// Whether the kernel handed some element of `d` back (a fold over every element, which
+    /// vectorises, not a search that stops at the first).
+    fn any_general(d: &[u64]) -> bool {
+        d.iter().fold(0u64, |any, &x| any | (x == GENERAL) as u64) != 0
     }
 }
