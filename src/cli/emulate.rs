@@ -105,7 +105,8 @@ struct Executor<'m, E, L> {
 
 type ManyFn<'m> = dyn Fn(&[MmaCase], &mut [u64]) -> Result<(), (usize, String)> + Sync + 'm;
 
-/// Tiles a thread takes at a time in [`Executor::run_chunks_many`].
+/// At most this many tiles a thread takes at a time in [`Executor::run_chunks_many`] (fewer
+/// where a chunk would otherwise not give every thread a few runs).
 const MANY: usize = 32;
 
 impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -> String + Sync> Executor<'_, E, L> {
@@ -185,11 +186,13 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
         let mut d = Vec::new();
         for_each_chunk(batch, |first, cases| {
             d.resize(cases.len() * size, 0);
+            // Runs of up to MANY tiles, at least four a thread (64x8 wgmma chunks hold 60 tiles).
+            let per = (cases.len() / (4 * rayon::current_num_threads())).clamp(1, MANY);
             let failed: Vec<(usize, String)> = cases
-                .par_chunks(MANY)
-                .zip(d.par_chunks_mut(MANY * size))
+                .par_chunks(per)
+                .zip(d.par_chunks_mut(per * size))
                 .enumerate()
-                .filter_map(|(run, (cases, d))| many(cases, d).err().map(|(t, e)| (run * MANY + t, e)))
+                .filter_map(|(run, (cases, d))| many(cases, d).err().map(|(t, e)| (run * per + t, e)))
                 .collect();
             // In tile order: the first bad tile's error.
             if let Some((t, e)) = failed.into_iter().min_by_key(|(t, _)| *t) {
