@@ -742,6 +742,9 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool, const ACC: u8>(t: &FloatTil
     let (n, k, w) = (t.n, t.k, *t.w);
     let (a_all, b_all, c_all) = (t.a, t.b, t.c);
     let nblocks = k.div_ceil(t.block_width);
+    if nblocks == 1 && n % LANES == 0 && t.b_picks.is_empty() {
+        return one_block_tile::<MODE, FIELD_SUM, ACC>(t, out);
+    }
     // 2^emin of the accumulator: the running value's smallest field-sum key after a block.
     let acc_floor = crate::format::pow2(w.acc.emin as i32);
     let sparse = !t.b_picks.is_empty();
@@ -789,6 +792,28 @@ fn float_tile<const MODE: u8, const FIELD_SUM: bool, const ACC: u8>(t: &FloatTil
             } else {
                 out[i * n + j0..i * n + j0 + width].copy_from_slice(&got[..width]);
             }
+        }
+    }
+}
+
+/// [`float_tile`] where one block covers K, B is dense and its columns fill whole chunks of
+/// lanes (most mma.sync shapes): each row of A, C and D and each chunk of B taken whole, with
+/// no block loop and no partial chunks. Half of a small tile's per-row work was that glue
+/// (bounds, widths, the block loop's slices); the arithmetic is [`block_float`]'s, the same.
+#[inline(always)]
+fn one_block_tile<const MODE: u8, const FIELD_SUM: bool, const ACC: u8>(t: &FloatTile, out: &mut [u64]) {
+    let (n, k, w) = (t.n, t.k, *t.w);
+    let rows = t.a.chunks_exact(k).zip(t.c.chunks_exact(n)).zip(out.chunks_exact_mut(n));
+    for (i, ((a, c_row), d_row)) in rows.enumerate() {
+        let fa = if FIELD_SUM { &t.fa[i * k..(i + 1) * k] } else { a };
+        let lanes = c_row.chunks_exact(LANES).zip(d_row.chunks_exact_mut(LANES));
+        for (chunk, ((c, d), b)) in lanes.zip(t.b.chunks_exact(k)).enumerate() {
+            let fb = if FIELD_SUM { &t.fb[chunk * k..(chunk + 1) * k] } else { b };
+            let mut accs = Accs::default();
+            (0..LANES).for_each(|l| accs.val[l] = c[l]);
+            let (mut live, mut zero, mut bits) = ([1u64; LANES], [0u64; LANES], [0u64; LANES]);
+            block_float::<MODE, FIELD_SUM, ACC>(a, b, fa, fb, &mut accs, t.c_floor, &w, &mut live, &mut zero, &mut bits);
+            (0..LANES).for_each(|l| d[l] = if live[l] == 0 || zero[l] != 0 { GENERAL } else { bits[l] });
         }
     }
 }
