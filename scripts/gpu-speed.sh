@@ -16,6 +16,11 @@
 #   bash scripts/gpu-speed.sh mmasim TILES MMASIM_TILES PATH...
 #                                                     emulate from .npz on one core against MMA-Sim
 #                                                     (scripts/bench-mmasim.py; wheel in .gpu/)
+#   bash scripts/gpu-speed.sh emulate-vs OLD.xz TILES RUNS PATH...
+#                                                     `emulate --d-only` from .npz on one core, an
+#                                                     older build and this one alternating RUNS
+#                                                     times each: every run's seconds, and whether
+#                                                     both wrote the same d
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/speed-out}
@@ -61,6 +66,25 @@ case "$1" in
     for f in "$out"/plant/"$5"/*.json; do
       case "$f" in *state.json) ;; *) python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['class'], '|', d['summary']); print('  A:', d['a']['value'], ' B:', d['b']['value'])" "$f" ;; esac
     done ;;
+  emulate-vs)
+    old="$out/mmafuzz-old" tiles=$3 runs=$4
+    xz -dc "$2" > "$old" && chmod +x "$old"
+    shift 4
+    for p in "$@"; do
+      "$bin" gen --path "$p" --count "$tiles" --seed 1 --out "$out/vs-tiles.npz" > /dev/null 2>&1
+      declare -A secs=([old]="" [new]="")
+      for r in $(seq "$runs"); do
+        for side in old new; do
+          b=$bin; [ "$side" = old ] && b=$old
+          start=$(date +%s.%N)
+          RAYON_NUM_THREADS=1 taskset -c 0 "$b" emulate --model "sm90:$p" --in "$out/vs-tiles.npz" --out "$out/vs-d-$side.npz" --d-only > /dev/null 2>&1
+          secs[$side]+=" $(python3 -c "print(f'{$(date +%s.%N) - $start:.3f}')")"
+        done
+      done
+      same=differ; cmp -s "$out/vs-d-old.npz" "$out/vs-d-new.npz" && same="same d"
+      printf '%-32s old:%s | new:%s | %s\n' "$p" "${secs[old]}" "${secs[new]}" "$same"
+    done
+    rm -f "$old" "$out"/vs-*.npz ;;
   mmasim)
     tiles=$2 mmasim_tiles=$3
     shift 3

@@ -55,7 +55,7 @@ pub struct FieldError {
     pub message: String,
 }
 
-avx2_where_available! {
+simd_where_available! {
     /// Every element OR-ed together: a pattern too wide for its format shows above the mask.
     fn or_all(v: &[u64]) -> u64 {
         v.iter().fold(0, |acc, &x| acc | x)

@@ -457,8 +457,8 @@ impl Format {
         }
     }
 
-    /// [`Format::to_f64`] over a slice, with the format decided once (vectorised where the CPU
-    /// has AVX2).
+    /// [`Format::to_f64`] over a slice, with the format decided once (vectorised for AVX-512 or
+    /// AVX2 where the CPU has it).
     pub fn to_f64_slice(self, src: &[u64], dst: &mut [f64]) {
         assert_eq!(src.len(), dst.len());
         #[cfg(target_arch = "x86_64")]
@@ -467,10 +467,21 @@ impl Format {
             return unsafe { f16_to_f64_slice_f16c(src, dst) };
         }
         #[cfg(target_arch = "x86_64")]
+        if crate::has_avx512() {
+            // SAFETY: the CPU has these AVX-512 subsets and AVX2.
+            return unsafe { self.to_f64_slice_avx512(src, dst) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2.
             return unsafe { self.to_f64_slice_avx2(src, dst) };
         }
+        self.to_f64_slice_any(src, dst)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
+    unsafe fn to_f64_slice_avx512(self, src: &[u64], dst: &mut [f64]) {
         self.to_f64_slice_any(src, dst)
     }
 

@@ -23,20 +23,30 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-/// `fn NAME(ARGS) BODY` whose body is compiled twice: for AVX2, taken where the CPU has it
-/// (detected at run time), and for the crate's baseline (SSE2 on x86-64) otherwise. For the
-/// slice loops around the lane kernel and over npz elements, which the baseline leaves half as
-/// wide or scalar.
-macro_rules! avx2_where_available {
-    ($(#[$meta:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+/// `fn NAME(ARGS) BODY` whose body is compiled three times: for AVX-512 and for AVX2, each taken
+/// where the CPU has it (detected at run time), and for the crate's baseline (SSE2 on x86-64)
+/// otherwise. For the slice loops around the lane kernel and over npz elements, which the
+/// baseline leaves half as wide or scalar (the lane kernel itself chooses the same way).
+macro_rules! simd_where_available {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
-        fn $name($($arg: $ty),*) $(-> $ret)? {
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[inline(always)]
             fn any($($arg: $ty),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
+            unsafe fn avx512($($arg: $ty),*) $(-> $ret)? {
+                any($($arg),*)
+            }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2")]
             unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
                 any($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if $crate::has_avx512() {
+                // SAFETY: the CPU has these AVX-512 subsets and AVX2.
+                return unsafe { avx512($($arg),*) };
             }
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx2") {
@@ -46,6 +56,21 @@ macro_rules! avx2_where_available {
             any($($arg),*)
         }
     };
+}
+
+/// Whether this CPU has the AVX-512 subsets (F, VL, BW, DQ) and AVX2 that
+/// `simd_where_available!` compiles its widest form for (checked once).
+#[cfg(target_arch = "x86_64")]
+#[doc(hidden)]
+pub fn has_avx512() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx2")
+    })
 }
 
 pub mod bench;

@@ -219,7 +219,7 @@ pub fn le_elements(bytes: &[u8], width: usize) -> Vec<u64> {
     out
 }
 
-avx2_where_available! {
+simd_where_available! {
     /// [`le_elements`] into `out` (cleared first; its buffer reused).
     fn le_elements_into(bytes: &[u8], width: usize, out: &mut Vec<u64>) {
         out.clear();
@@ -233,15 +233,17 @@ avx2_where_available! {
     }
 }
 
-/// Write `bits` into `out` as little-endian unsigned integers of `width` bytes.
-pub fn put_le_elements(out: &mut [u8], bits: &[u64], width: usize) {
-    // One loop per width, as in `le_elements`: a copy of a run-time length is a call per element.
-    match width {
-        1 => out.iter_mut().zip(bits).for_each(|(o, &b)| *o = b as u8),
-        2 => out.chunks_exact_mut(2).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&(b as u16).to_le_bytes())),
-        4 => out.chunks_exact_mut(4).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&(b as u32).to_le_bytes())),
-        8 => out.chunks_exact_mut(8).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&b.to_le_bytes())),
-        w => out.chunks_exact_mut(w).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&b.to_le_bytes()[..w])),
+simd_where_available! {
+    /// Write `bits` into `out` as little-endian unsigned integers of `width` bytes.
+    pub fn put_le_elements(out: &mut [u8], bits: &[u64], width: usize) {
+        // One loop per width, as in `le_elements`: a copy of a run-time length is a call per element.
+        match width {
+            1 => out.iter_mut().zip(bits).for_each(|(o, &b)| *o = b as u8),
+            2 => out.chunks_exact_mut(2).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&(b as u16).to_le_bytes())),
+            4 => out.chunks_exact_mut(4).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&(b as u32).to_le_bytes())),
+            8 => out.chunks_exact_mut(8).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&b.to_le_bytes())),
+            w => out.chunks_exact_mut(w).zip(bits).for_each(|(o, &b)| o.copy_from_slice(&b.to_le_bytes()[..w])),
+        }
     }
 }
 

@@ -439,7 +439,7 @@ fn unsigned_zero(f: Format, bits: u64) -> u64 {
     }
 }
 
-avx2_where_available! {
+simd_where_available! {
     /// [`unsigned_zero`] over a tile's D, the format's zeros looked up once (a loop that
     /// vectorises with AVX2: SSE2 has no 64-bit compare).
     fn unsigned_zeros(f: Format, d: &mut [u64]) {
@@ -1333,7 +1333,7 @@ fn c_after_f16(c: u64, chain: u64, nan: u64) -> u64 {
     }
 }
 
-avx2_where_available! {
+simd_where_available! {
     /// [`c_after_on_cpu`] over lane results laid out as `c` is (a row or a tile), leaving the
     /// elements the kernel handed back ([`GENERAL`]) for the general path. One loop per format,
     /// its addition inlined, so that each vectorises (with AVX2's shifts by lane, the f16
@@ -1608,7 +1608,7 @@ fn field_pow(v: f64, floor: f64) -> f64 {
     }
 }
 
-avx2_where_available! {
+simd_where_available! {
     /// [`field_pow`] of every value of `src` into `dst` (SSE2 has half the width and no blend).
     fn field_pows(src: &[f64], dst: &mut [f64], floor: f64) {
         dst.iter_mut().zip(src).for_each(|(f, &v)| *f = field_pow(v, floor));

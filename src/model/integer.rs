@@ -65,7 +65,7 @@ pub(crate) fn tile(ar: &Arithmetic, blocks: &[Vec<usize>], case: &MmaCase) -> Ve
 /// Lanes of [`s32_rows`]: columns of D computed together.
 const LANES: usize = 8;
 
-avx2_where_available! {
+simd_where_available! {
     /// D into s32 from an s32 accumulator, a row of A against eight columns of B at a time:
     /// for each block (a run of consecutive k, in chain order) the eight lanes' i32 block sums,
     /// each added to its lane's running sum, which wraps or clamps to s32 (`saturate`); C

@@ -92,7 +92,7 @@ impl<'a> WholeTilePlan<'a> {
     }
 }
 
-avx2_where_available! {
+simd_where_available! {
     /// Whether the kernel handed some element of `d` back (a fold over every element, which
     /// vectorises, not a search that stops at the first).
     fn any_general(d: &[u64]) -> bool {
