@@ -15,7 +15,8 @@
 #                                                     cpu): found, minimised
 #   bash scripts/gpu-speed.sh mmasim TILES MMASIM_TILES PATH...
 #                                                     emulate from .npz on one core against MMA-Sim
-#                                                     (scripts/bench-mmasim.py; wheel in .gpu/)
+#                                                     (scripts/bench-mmasim.py; wheel in .gpu/;
+#                                                     REPEAT=N: best of N runs a side, default 3)
 #   bash scripts/gpu-speed.sh emulate-vs OLD.xz TILES RUNS PATH...
 #                                                     `emulate --d-only` from .npz on one core, an
 #                                                     older build and this one alternating RUNS
@@ -88,5 +89,5 @@ case "$1" in
   mmasim)
     tiles=$2 mmasim_tiles=$3
     shift 3
-    python3 scripts/bench-mmasim.py "$bin" --wheel .gpu/mmasim-2.1.1-py3-none-any.whl --tiles "$tiles" --mmasim-tiles "$mmasim_tiles" ${PER_TILE:+--per-tile "$PER_TILE"} --path "$@" ;;
+    python3 scripts/bench-mmasim.py "$bin" --wheel .gpu/mmasim-2.1.1-py3-none-any.whl --tiles "$tiles" --mmasim-tiles "$mmasim_tiles" ${PER_TILE:+--per-tile "$PER_TILE"} ${REPEAT:+--repeat "$REPEAT"} --path "$@" ;;
 esac

@@ -493,19 +493,79 @@ impl Format {
 
     #[inline(always)]
     fn to_f64_slice_any(self, src: &[u64], dst: &mut [f64]) {
+        self.patterns_to_f64(src.iter().copied(), dst)
+    }
+
+    /// [`Format::to_f64_slice`] of little-endian elements of `width` bytes (1, 2, 4 or 8), each
+    /// this format's bit pattern: an npz member's bytes as they lie in the file, read without
+    /// a vector of patterns first.
+    pub fn le_to_f64_slice(self, bytes: &[u8], width: usize, dst: &mut [f64]) {
+        assert_eq!(bytes.len(), width * dst.len());
+        #[cfg(target_arch = "x86_64")]
+        if self == Format::F16 && width == 2 && std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has AVX2 and F16C.
+            return unsafe { f16_le_to_f64_slice_f16c(bytes, dst) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if crate::has_avx512() {
+            // SAFETY: the CPU has these AVX-512 subsets and AVX2.
+            return unsafe { self.le_to_f64_slice_avx512(bytes, width, dst) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.le_to_f64_slice_avx2(bytes, width, dst) };
+        }
+        self.le_to_f64_slice_any(bytes, width, dst)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
+    unsafe fn le_to_f64_slice_avx512(self, bytes: &[u8], width: usize, dst: &mut [f64]) {
+        self.le_to_f64_slice_any(bytes, width, dst)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn le_to_f64_slice_avx2(self, bytes: &[u8], width: usize, dst: &mut [f64]) {
+        self.le_to_f64_slice_any(bytes, width, dst)
+    }
+
+    #[inline(always)]
+    fn le_to_f64_slice_any(self, bytes: &[u8], width: usize, dst: &mut [f64]) {
+        // One loop per width, each a widening load.
+        match width {
+            1 => self.patterns_to_f64(bytes.iter().map(|&b| b as u64), dst),
+            2 => self.patterns_to_f64(bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64), dst),
+            4 => self.patterns_to_f64(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64), dst),
+            _ => self.patterns_to_f64(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))), dst),
+        }
+    }
+
+    /// [`Format::to_f64`] of each pattern of `src` into `dst`, one loop per format.
+    #[inline(always)]
+    fn patterns_to_f64(self, src: impl Iterator<Item = u64>, dst: &mut [f64]) {
+        #[inline(always)]
+        fn each(src: impl Iterator<Item = u64>, dst: &mut [f64], f: impl Fn(u64) -> f64) {
+            // (A `for` loop, not `for_each`: the fold of a zip with a mapped chunks iterator
+            // was left out of line, unvectorised.)
+            for (d, b) in dst.iter_mut().zip(src) {
+                *d = f(b);
+            }
+        }
         match self {
-            Format::F16 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f16_to_f64(b as u16)),
-            Format::Bf16 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f32::from_bits((b as u32 & 0xffff) << 16) as f64),
-            Format::Tf32 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f32::from_bits(b as u32 & 0xffff_e000) as f64),
+            Format::F16 => each(src, dst, |b| f16_to_f64(b as u16)),
+            Format::Bf16 => each(src, dst, |b| f32::from_bits((b as u32 & 0xffff) << 16) as f64),
+            Format::Tf32 => each(src, dst, |b| f32::from_bits(b as u32 & 0xffff_e000) as f64),
             // (Each format its own loop: a match per element is not hoisted out of the loop.)
-            Format::F32 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f32::from_bits(b as u32) as f64),
-            Format::F64 => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = f64::from_bits(b)),
+            Format::F32 => each(src, dst, |b| f32::from_bits(b as u32) as f64),
+            Format::F64 => each(src, dst, f64::from_bits),
             Format::E4m3 | Format::E5m2 | Format::E3m2 | Format::E2m3 | Format::E2m1 | Format::E4m3fnuz | Format::E5m2fnuz => {
                 // The table looked up once, not per element.
                 let table = small_table(self);
-                dst.iter_mut().zip(src).for_each(|(d, &b)| *d = table[(b & 0xff) as usize])
+                each(src, dst, |b| table[(b & 0xff) as usize])
             }
-            _ => dst.iter_mut().zip(src).for_each(|(d, &b)| *d = self.to_f64(b)),
+            _ => each(src, dst, |b| self.to_f64(b)),
         }
     }
 
@@ -720,14 +780,8 @@ unsafe fn f16_to_f64_slice_f16c(src: &[u64], dst: &mut [f64]) {
     let whole = src.len() / 8 * 8;
     let low32 = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     let (mask, nan_above) = (_mm256_set1_epi64x(0xffff), _mm_set1_epi16(0x7c00));
-    // f64 bits of an f16 with an all-ones exponent, its quiet bit (9) moved to the f64's (51).
-    let special = |x: __m256i, v: __m256d| {
-        let exp = _mm256_set1_epi64x(0x7c00);
-        let is = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(x, exp), exp));
-        let quiet = _mm256_slli_epi64::<42>(_mm256_and_si256(x, _mm256_set1_epi64x(0x200)));
-        let own = _mm256_or_si256(_mm256_andnot_si256(_mm256_set1_epi64x(1 << 51), _mm256_castpd_si256(v)), quiet);
-        _mm256_blendv_pd(v, _mm256_castsi256_pd(own), is)
-    };
+    // SAFETY (both): the CPU has AVX2, as this function requires.
+    let special = |x, v| unsafe { f16_specials(x, v) };
     for (s, d) in src[..whole].chunks_exact(8).zip(dst[..whole].chunks_exact_mut(8)) {
         // SAFETY: `s` and `d` hold eight elements each; unaligned loads and stores.
         unsafe {
@@ -748,6 +802,48 @@ unsafe fn f16_to_f64_slice_f16c(src: &[u64], dst: &mut [f64]) {
         }
     }
     dst[whole..].iter_mut().zip(&src[whole..]).for_each(|(d, &b)| *d = f16_to_f64(b as u16));
+}
+
+/// `v`, four f16 patterns `x` (one in each u64) converted by F16C, with the f16's own quiet
+/// bit (9) put back in place of the f64's (51) where `x` has an all-ones exponent: the
+/// conversion makes every NaN quiet; [`f16_to_f64`] keeps its payload as it is.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn f16_specials(x: std::arch::x86_64::__m256i, v: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256d {
+    use std::arch::x86_64::*;
+    let exp = _mm256_set1_epi64x(0x7c00);
+    let is = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(x, exp), exp));
+    let quiet = _mm256_slli_epi64::<42>(_mm256_and_si256(x, _mm256_set1_epi64x(0x200)));
+    let own = _mm256_or_si256(_mm256_andnot_si256(_mm256_set1_epi64x(1 << 51), _mm256_castpd_si256(v)), quiet);
+    _mm256_blendv_pd(v, _mm256_castsi256_pd(own), is)
+}
+
+/// [`f16_to_f64_slice_f16c`]'s counterpart for little-endian f16 elements (an npz member's
+/// bytes): eight loaded at once, converted by F16C to f32 and widened to f64, both exact, a
+/// NaN's quiet bit put back as there; the last few elements go through [`f16_to_f64`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16_le_to_f64_slice_f16c(bytes: &[u8], dst: &mut [f64]) {
+    use std::arch::x86_64::*;
+    let whole = dst.len() / 8 * 8;
+    for (s, d) in bytes[..2 * whole].chunks_exact(16).zip(dst[..whole].chunks_exact_mut(8)) {
+        // SAFETY: `s` holds sixteen bytes and `d` eight elements; unaligned loads and stores.
+        unsafe {
+            let h = _mm_loadu_si128(s.as_ptr().cast());
+            let f = _mm256_cvtph_ps(h);
+            let (mut v0, mut v1) = (_mm256_cvtps_pd(_mm256_castps256_ps128(f)), _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+            // |h| above infinity's pattern: a NaN.
+            if _mm_movemask_epi8(_mm_cmpgt_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x7c00))) != 0 {
+                let (x0, x1) = (_mm256_cvtepu16_epi64(h), _mm256_cvtepu16_epi64(_mm_srli_si128::<8>(h)));
+                (v0, v1) = (f16_specials(x0, v0), f16_specials(x1, v1));
+            }
+            _mm256_storeu_pd(d.as_mut_ptr(), v0);
+            _mm256_storeu_pd(d.as_mut_ptr().add(4), v1);
+        }
+    }
+    let rest = dst[whole..].iter_mut().zip(bytes[2 * whole..].chunks_exact(2));
+    rest.for_each(|(d, c)| *d = f16_to_f64(u16::from_le_bytes([c[0], c[1]])));
 }
 
 /// An f64 that is not NaN rounded to nearest-even IEEE binary16 (overflow to infinity, gradual
@@ -1057,6 +1153,37 @@ mod tests {
                 let mut dst = vec![0.0; len];
                 f.to_f64_slice(&src, &mut dst);
                 assert!(src.iter().zip(&dst).all(|(&b, d)| d.to_bits() == f.to_f64(b).to_bits()), "{f} len {len}");
+            }
+        }
+    }
+
+    /// Little-endian elements as an npz holds them, in containers as wide as their format,
+    /// convert as their patterns do: every pattern of the narrow formats (NaN payloads of
+    /// either quietness among them) at two offsets into the bytes, wide formats on patterns
+    /// with every kind of field, and lengths that leave the F16C loop a tail.
+    #[test]
+    fn le_to_f64_slice_is_to_f64_bit_for_bit() {
+        for f in Format::ALL.into_iter().filter(|f| !f.is_integer() && f.storage_bits() % 8 == 0) {
+            let width = f.storage_bits() as usize / 8;
+            let patterns: Vec<u64> = if width <= 2 {
+                (0..=f.mask()).collect()
+            } else {
+                // Random patterns, a quarter with an all-ones exponent (NaN payloads quiet and
+                // not, infinities), some with a zero one (subnormals, zeros).
+                use rand::{Rng, SeedableRng};
+                let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+                let exp: u64 = if width == 8 { 0x7ff0_0000_0000_0000 } else { 0x7f80_0000 };
+                let special = |i: usize| if i % 4 == 1 { exp } else { 0 };
+                let subnormal = |b: u64| if b % 7 == 0 { b & !exp } else { b };
+                (0..4096).map(|i| subnormal(rng.gen::<u64>() & f.mask()) | special(i)).collect()
+            };
+            let bytes: Vec<u8> = patterns.iter().flat_map(|&b| b.to_le_bytes()[..width].to_vec()).collect();
+            for (skip, len) in [(0, patterns.len()), (3, patterns.len() - 3), (1, 13), (0, 7), (2, 0)] {
+                let mut dst = vec![0.0; len];
+                f.le_to_f64_slice(&bytes[skip * width..(skip + len) * width], width, &mut dst);
+                for (&b, d) in patterns[skip..skip + len].iter().zip(&dst) {
+                    assert_eq!(d.to_bits(), f.to_f64(b).to_bits(), "{f} {b:x}");
+                }
             }
         }
     }

@@ -353,6 +353,20 @@ fn npy_array<R: Read>(npy: npyz::NpyFile<R>) -> Result<(TypeStr, Vec<usize>, usi
     Ok((ty, shape, size, npy.into_inner()))
 }
 
+/// A batch's tiles as their operands' little-endian elements ([`Batch::le_tiles`]).
+pub struct LeTiles<'a> {
+    /// Tile 0 as a case: the shape and formats of every tile.
+    pub like: MmaCase,
+    members: [&'a Array; 3],
+}
+
+impl<'a> LeTiles<'a> {
+    /// Tile `tile`'s A, B and C: each its bytes and element width.
+    pub fn tile(&self, tile: usize) -> [(&'a [u8], usize); 3] {
+        self.members.map(|m| (m.tile_bytes(tile), m.width))
+    }
+}
+
 /// N tiles of one shape and formats, as arrays (see the module documentation).
 #[derive(Clone, Debug)]
 pub struct Batch {
@@ -658,6 +672,22 @@ impl Batch {
         let mut case = self.empty_case();
         self.case_into(tile, &mut case)?;
         Ok(case)
+    }
+
+    /// The tiles as their operands' little-endian elements, read in place (no case made):
+    /// where every tile's patterns are valid as they lie, since each of A, B and C is stored
+    /// raw or as its own float type in a container exactly as wide as its format (f16, bf16,
+    /// tf32, f32, f64, the 8-bit floats), without sparsity metadata, block scales or an
+    /// `"op"`; and tile 0 passes [`MmaCase::validate`] (the other checks are the batch's, the
+    /// same for every tile). `None` otherwise: then tiles go through [`Batch::case_into`].
+    pub fn le_tiles(&self) -> Option<LeTiles<'_>> {
+        let fits = |a: &Array, f: Format| !f.is_integer() && a.storage != Storage::Signed && 8 * a.width == f.storage_bits() as usize;
+        let plain = self.meta.is_none() && self.scale_a.is_none() && self.header.iter().all(|(key, _)| key != "op");
+        if !(plain && fits(&self.a, self.a_fmt) && fits(&self.b, self.b_fmt) && fits(&self.c, self.c_fmt)) || self.tiles == 0 {
+            return None;
+        }
+        let like = self.case(0).ok()?;
+        Some(LeTiles { like, members: [&self.a, &self.b, &self.c] })
     }
 
     /// A case of this batch's shape and formats with no elements yet (for [`Batch::case_into`]).

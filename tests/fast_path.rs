@@ -127,6 +127,54 @@ fn many_tiles_at_once_are_each_tile_alone() {
     assert!(tiles > 3_000, "{tiles}");
 }
 
+/// Tiles read in place from an npz batch (`Batch::le_tiles`, `Emulator::run_many_le`: no case
+/// made unless the kernel hands an element back) give every tile what `run` gives alone, for
+/// every arithmetic on edge-biased tiles and on every path's own tiles; batches whose tiles
+/// need their cases (sparse, block-scaled, integer) are not read in place.
+#[test]
+fn tiles_read_in_place_are_each_tile_alone() {
+    use mmafuzz::npz::Batch;
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2026_11_30);
+    let (mut in_place, mut alone_tiles) = (0, 0);
+    let mut check = |emulator: &Emulator, cases: &[mmafuzz::MmaCase], what: &str| {
+        let batch = Batch::from_cases(cases).unwrap();
+        let plain = cases[0].meta.is_none() && cases[0].scales.is_none() && !cases[0].c_fmt.is_integer() && cases[0].a_fmt.storage_bits() % 8 == 0;
+        let Some(le) = batch.le_tiles() else {
+            assert!(!plain, "{what}: a plain float batch is read in place");
+            return;
+        };
+        assert!(plain, "{what}: read in place");
+        let size = cases[0].m * cases[0].n;
+        let mut out = vec![0u64; cases.len() * size];
+        let alone = |t: usize, d: &mut [u64]| {
+            alone_tiles += 1;
+            d.copy_from_slice(&emulator.run_validated(&batch.case(t).unwrap()).unwrap());
+            Ok::<(), ()>(())
+        };
+        emulator.run_many_le(&le.like, (0..cases.len()).map(|t| le.tile(t)), &mut out, alone).unwrap();
+        for (t, (case, d)) in cases.iter().zip(out.chunks(size)).enumerate() {
+            let want = emulator.run(case).unwrap();
+            assert_eq!(d, &want[..], "{what}: tile {t}\n{}", case.result_json(&want));
+        }
+        in_place += cases.len();
+    };
+    for model in distinct_models() {
+        let emulator = Emulator::new(model.clone());
+        for shape in SHAPES {
+            let cases: Vec<_> = (0..24).map(|_| gen::case(&mut rng, shape.a_fmt, shape.c_fmt, shape.m, shape.n, shape.k)).collect();
+            check(&emulator, &cases, &format!("{} {}", model.name, shape.name));
+        }
+    }
+    for path in mmafuzz::exec::PATHS.iter().filter(|p| p.module != mmafuzz::exec::Module::Cublas) {
+        let Ok(model) = Model::load(&format!("sm90:{}", path.id)) else { continue };
+        let cases: Vec<_> = (0..16).map(|_| gen::path_case(&mut rng, path)).collect();
+        check(&Emulator::new(model), &cases, path.id);
+    }
+    assert!(in_place > 2_000, "{in_place}");
+    // Edge-biased tiles hand elements back (NaN payloads, signed zeros) on some models.
+    assert!(alone_tiles > 0 && alone_tiles < in_place, "{alone_tiles} of {in_place}");
+}
+
 /// `Emulator::agrees` stops at the first differing element; it must still say exactly what
 /// comparing `run`'s whole tile says, through the lane kernels, the float kernel and the
 /// general code, and ignore the elements it is told not to care about.

@@ -97,13 +97,11 @@ struct Executor<'m, E, L> {
     line: L,
     /// An npz out holds d and the header only (`--d-only`).
     d_only: bool,
-    /// From npz to npz: D of a run of tiles of one shape into a slice at once (`emulate`:
-    /// [`mmafuzz::Emulator::run_many_validated`]), the error naming the tile's place in the run;
-    /// `exec` tile by tile without it.
-    many: Option<&'m ManyFn<'m>>,
+    /// From npz to npz (`emulate`): D of runs of tiles of one shape into a slice at once, by
+    /// this emulator ([`Emulator::run_many_le`] on the tiles as they lie in the file, or
+    /// [`Emulator::run_many_validated`] on their cases); `exec` tile by tile without it.
+    many: Option<&'m Emulator>,
 }
-
-type ManyFn<'m> = dyn Fn(&[MmaCase], &mut [u64]) -> Result<(), (usize, String)> + Sync + 'm;
 
 /// At most this many tiles a thread takes at a time in [`Executor::run_chunks_many`] (fewer
 /// where a chunk would otherwise not give every thread a few runs).
@@ -179,44 +177,66 @@ impl<T: Send, E: Fn(&MmaCase) -> Result<T, String> + Sync, L: Fn(&MmaCase, &T) -
         })
     }
 
-    /// [`Executor::run_chunks`] through `many`: each chunk's D, tile after tile, handed to
-    /// `take` as one slice (no vector per tile).
-    fn run_chunks_many(&self, batch: &Batch, input: &Path, many: &ManyFn, mut take: impl FnMut(&[u64]) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    /// [`Executor::run_chunks`] through `emu`'s runs of tiles: each chunk's D, tile after tile,
+    /// handed to `take` as one slice (no vector per tile). Where the batch's tiles can be read
+    /// in place ([`Batch::le_tiles`]) no case is made but for a tile the kernel cannot finish.
+    fn run_chunks_many(&self, batch: &Batch, input: &Path, emu: &Emulator, mut take: impl FnMut(&[u64]) -> anyhow::Result<()>) -> anyhow::Result<()> {
         let size = batch.m * batch.n;
+        let le = batch.le_tiles();
         let mut d = Vec::new();
-        for_each_chunk(batch, |first, cases| {
-            d.resize(cases.len() * size, 0);
+        let mut cases = Vec::new();
+        for_each_range(batch, |tiles| {
+            let first = tiles.start;
+            d.resize(tiles.len() * size, 0);
             // Runs of up to MANY tiles, at least four a thread (64x8 wgmma chunks hold 60 tiles).
-            let per = (cases.len() / (4 * rayon::current_num_threads())).clamp(1, MANY);
-            let failed: Vec<(usize, String)> = cases
-                .par_chunks(per)
-                .zip(d.par_chunks_mut(per * size))
-                .enumerate()
-                .filter_map(|(run, (cases, d))| many(cases, d).err().map(|(t, e)| (run * per + t, e)))
-                .collect();
+            let per = (tiles.len() / (4 * rayon::current_num_threads())).clamp(1, MANY);
+            if le.is_none() {
+                batch.cases_into(tiles.clone(), &mut cases)?;
+            }
+            let cases = &cases;
+            let run = |start: usize, d: &mut [u64]| -> Result<(), (usize, String)> {
+                let Some(le) = &le else {
+                    return emu.run_many_validated(&cases[start - first..][..d.len() / size], d).map_err(|(t, e)| (start + t, e.to_string()));
+                };
+                let alone = |t: usize, d: &mut [u64]| {
+                    let case = batch.case(start + t).map_err(|e| (start + t, e.to_string()))?;
+                    d.copy_from_slice(&emu.run_validated(&case).map_err(|e| (start + t, e.to_string()))?);
+                    Ok(())
+                };
+                emu.run_many_le(&le.like, (start..start + d.len() / size).map(|t| le.tile(t)), d, alone)
+            };
+            let failed: Vec<(usize, String)> = d.par_chunks_mut(per * size).enumerate().filter_map(|(r, d)| run(first + r * per, d).err()).collect();
             // In tile order: the first bad tile's error.
             if let Some((t, e)) = failed.into_iter().min_by_key(|(t, _)| *t) {
-                anyhow::bail!("{}: tile {}: {e}", input.display(), first + t);
+                anyhow::bail!("{}: tile {t}: {e}", input.display());
             }
             take(&d)
         })
     }
 }
 
-/// Every tile of `batch` as cases, a chunk at a time (converted in parallel, their buffers
-/// reused from chunk to chunk), handed to `each` with the chunk's first tile; a spinner counts.
-fn for_each_chunk(batch: &Batch, mut each: impl FnMut(usize, &[MmaCase]) -> anyhow::Result<()>) -> anyhow::Result<()> {
+/// Every tile of `batch`, a chunk of tiles at a time handed to `each`; a spinner counts.
+fn for_each_range(batch: &Batch, mut each: impl FnMut(std::ops::Range<usize>) -> anyhow::Result<()>) -> anyhow::Result<()> {
     let bar = spinner();
-    let mut cases = Vec::new();
     let chunk = npz_chunk(batch);
     for first in (0..batch.tiles).step_by(chunk) {
         let end = (first + chunk).min(batch.tiles);
-        batch.cases_into(first..end, &mut cases)?;
-        each(first, &cases)?;
+        each(first..end)?;
         bar.set_position(end as u64);
     }
     bar.finish_and_clear();
     Ok(())
+}
+
+/// Every tile of `batch` as cases, a chunk at a time (converted in parallel, their buffers
+/// reused from chunk to chunk), handed to `each` with the chunk's first tile; a spinner counts.
+fn for_each_chunk(batch: &Batch, mut each: impl FnMut(usize, &[MmaCase]) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let mut cases = Vec::new();
+    for_each_range(batch, |tiles| {
+        let first = tiles.start;
+        batch.cases_into(tiles, &mut cases)?;
+        each(first, &cases)
+    })
 }
 
 pub fn emulate(model: &str, input: &Path, output: &Path, d_only: bool) -> anyhow::Result<ExitCode> {
@@ -227,12 +247,11 @@ pub fn emulate(model: &str, input: &Path, output: &Path, d_only: bool) -> anyhow
     }
     let emu = Emulator::new(m);
     // Every case reaching `exec` was checked when it was read (a JSONL line or an npz tile).
-    let many = |cases: &[MmaCase], d: &mut [u64]| emu.run_many_validated(cases, d).map_err(|(t, e)| (t, e.to_string()));
     let exec = Executor {
         exec: |case: &MmaCase| emu.run_validated(case).map_err(|e| e.to_string()),
         line: |case: &MmaCase, d: &Vec<u64>| case.result_json(d),
         d_only,
-        many: Some(&many),
+        many: Some(&emu),
     };
     exec.stream(input, output, |d| d)
 }

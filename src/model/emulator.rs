@@ -1491,6 +1491,31 @@ fn float_operands(ar: &Arithmetic, case: &MmaCase, order: Option<&[usize]>, spar
     LaneOperands::Float { a, b, fa, fb, c, kernel }
 }
 
+/// An operand's bit patterns: a case's, or little-endian elements of one width (an npz
+/// member's bytes as they lie in the file).
+#[derive(Clone, Copy)]
+pub(super) enum Patterns<'a> {
+    Bits(&'a [u64]),
+    Le(&'a [u8], usize),
+}
+
+impl Patterns<'_> {
+    fn len(self) -> usize {
+        match self {
+            Patterns::Bits(v) => v.len(),
+            Patterns::Le(bytes, width) => bytes.len() / width,
+        }
+    }
+
+    /// Each pattern's exact value in `f` (see [`Format::to_f64`]).
+    fn to_f64(self, f: Format, dst: &mut [f64]) {
+        match self {
+            Patterns::Bits(v) => f.to_f64_slice(v, dst),
+            Patterns::Le(bytes, width) => f.le_to_f64_slice(bytes, width, dst),
+        }
+    }
+}
+
 /// The float kernel's operand arrays of a tile: A row-major; B per chunk of eight columns, a
 /// row of lanes per row of B; with field-sum alignment each operand's 2^field laid out alike
 /// (`fa`, `fb`; empty otherwise); C. Reused from tile to tile ([`FloatBuffers::fill`] sizes
@@ -1509,34 +1534,36 @@ impl FloatBuffers {
     /// path), with K in `order` and B a sparse case's dense B where given (see
     /// [`prepare_lanes_for`]). Every element of every array is written.
     fn fill(&mut self, ar: &Arithmetic, case: &MmaCase, order: Option<&[usize]>, sparse: Option<&[u64]>) {
+        let b = sparse.unwrap_or(&case.b);
+        self.fill_from(ar, case, [Patterns::Bits(&case.a), Patterns::Bits(b), Patterns::Bits(&case.c)], order, sparse.is_some());
+    }
+
+    /// [`FloatBuffers::fill`] from A, B and C's patterns as given (`like` gives the shape and
+    /// formats; where K is reordered, `like` is the case itself, whose A is read through
+    /// [`MmaCase::a_at`]). `sparse`: B is a sparse case's dense B, of its own height.
+    fn fill_from(&mut self, ar: &Arithmetic, like: &MmaCase, [a_src, b_src, c_src]: [Patterns; 3], order: Option<&[usize]>, sparse: bool) {
+        let case = like;
         let (m, n, k) = (case.m, case.n, case.k);
         // Position p of the chain's K is the case's k `at(p)`; A's element (i, at(p)).
         let at = |p: usize| order.map_or(p, |o| o[p]);
-        let a_bits = |i: usize, p: usize| match order {
-            None => case.a[i * k + p],
-            Some(o) => case.a_at(i, o[p]),
-        };
         let in_sub = ar.inputs.subnormals;
         let chunks = n.div_ceil(LANES);
         let FloatBuffers { a, b, fa, fb, c } = self;
         // (Arrays written whole below are sized, not cleared: no zeroing of what is written.)
         a.resize(m * k, 0.0);
         match order {
-            None => case.a_fmt.to_f64_slice(&case.a, a),
-            Some(_) => {
+            None => a_src.to_f64(case.a_fmt, a),
+            Some(o) => {
                 let mut row = vec![0u64; k];
                 for (i, dst) in a.chunks_exact_mut(k).enumerate() {
-                    row.iter_mut().enumerate().for_each(|(p, x)| *x = a_bits(i, p));
+                    row.iter_mut().zip(o).for_each(|(x, &at)| *x = case.a_at(i, at));
                     case.a_fmt.to_f64_slice(&row, dst);
                 }
             }
         }
         // B per chunk of eight columns, one row of lanes per row of B (a sparse case's dense
         // B, whose rows the kernel picks for each row of A).
-        let (b_bits, b_rows) = match sparse {
-            None => (&case.b[..], k),
-            Some(dense_b) => (dense_b, dense_b.len() / n),
-        };
+        let b_rows = if sparse { b_src.len() / n } else { k };
         // (All of B converted at once, then its rows placed: a conversion per row of eight
         // cost more in calls than in work.) Columns that fill whole chunks leave no padding
         // to zero; one chunk of eight, in order, is B's own layout, converted in place.
@@ -1545,10 +1572,10 @@ impl FloatBuffers {
         }
         b.resize(chunks * b_rows, [0.0; LANES]);
         if n == LANES && order.is_none() {
-            case.b_fmt.to_f64_slice(b_bits, b.as_flattened_mut());
+            b_src.to_f64(case.b_fmt, b.as_flattened_mut());
         } else {
-            let mut values = super::scratch::values_to_fill(b_bits.len());
-            case.b_fmt.to_f64_slice(b_bits, &mut values);
+            let mut values = super::scratch::values_to_fill(b_src.len());
+            b_src.to_f64(case.b_fmt, &mut values);
             for p in 0..b_rows {
                 let row = &values[at(p) * n..(at(p) + 1) * n];
                 for (chunk, cols) in row.chunks(LANES).enumerate() {
@@ -1560,7 +1587,7 @@ impl FloatBuffers {
         // With C added after the chain, the chain starts from +0.
         if ar.blocks.c != CPlacement::After {
             c.resize(m * n, 0.0);
-            case.c_fmt.to_f64_slice(&case.c, c);
+            c_src.to_f64(case.c_fmt, c);
         } else {
             c.clear();
             c.resize(m * n, 0.0);

@@ -32,6 +32,33 @@ impl Emulator {
         }
         Ok(())
     }
+
+    /// [`Emulator::run_many_validated`] for tiles given as their operands' little-endian
+    /// elements (`[A, B, C]`, each its bytes and element width: an npz batch's members as they
+    /// lie in the file), each of the shape and formats of `like` and each element a valid
+    /// pattern of its format (checked by the caller: [`crate::npz::Batch::le_tiles`]). A tile
+    /// the whole-tile plan takes needs no case; every other one (no plan for `like`, or the
+    /// kernel handed an element back) goes to `alone(t, d)`, which makes tile `t`'s case and
+    /// writes its D (through [`Emulator::run_validated`]).
+    pub fn run_many_le<'a, E>(
+        &self,
+        like: &MmaCase,
+        tiles: impl IntoIterator<Item = [(&'a [u8], usize); 3]>,
+        out: &mut [u64],
+        mut alone: impl FnMut(usize, &mut [u64]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let size = like.m * like.n;
+        let plan = WholeTilePlan::of(self, like);
+        let mut bufs = FloatBuffers::default();
+        for (t, (ops, d)) in tiles.into_iter().zip(out.chunks_exact_mut(size)).enumerate() {
+            let [a, b, c] = ops.map(|(bytes, width)| Patterns::Le(bytes, width));
+            if plan.as_ref().is_some_and(|p| p.run_from(like, [a, b, c], d, &mut bufs)) {
+                continue;
+            }
+            alone(t, d)?;
+        }
+        Ok(())
+    }
 }
 
 /// What a tile of one shape and formats needs when the float kernel computes all of it and its
@@ -80,13 +107,18 @@ impl<'a> WholeTilePlan<'a> {
     /// D of `case` into `d` (its operands in `bufs`); false (and `d` unspecified) where the
     /// kernel handed an element back, for the general path.
     fn run(&self, case: &MmaCase, d: &mut [u64], bufs: &mut FloatBuffers) -> bool {
-        bufs.fill(self.ar, case, None, None);
-        (self.kernel)(&dense_float_tile(self.ar, case, bufs.arrays(), &self.window), d);
+        self.run_from(case, [Patterns::Bits(&case.a), Patterns::Bits(&case.b), Patterns::Bits(&case.c)], d, bufs)
+    }
+
+    /// [`WholeTilePlan::run`] of a tile of `like`'s shape and formats, from its patterns.
+    fn run_from(&self, like: &MmaCase, operands: [Patterns; 3], d: &mut [u64], bufs: &mut FloatBuffers) -> bool {
+        bufs.fill_from(self.ar, like, operands, None, false);
+        (self.kernel)(&dense_float_tile(self.ar, like, bufs.arrays(), &self.window), d);
         if any_general(d) {
             return false;
         }
         if self.unsigned {
-            unsigned_zeros(case.d_fmt, d);
+            unsigned_zeros(like.d_fmt, d);
         }
         true
     }
