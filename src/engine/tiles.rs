@@ -49,6 +49,35 @@ impl RunTiles {
         }
         &w[D_AT..]
     }
+
+    /// The GPU's D of tile `i`.
+    pub fn d(&self, i: usize) -> &[u32] {
+        &self.words[i * RUN_WORDS + D_AT..(i + 1) * RUN_WORDS]
+    }
+
+    /// Whether every C pattern of tiles `range` fits `c_fmt` (C comes a word an element).
+    pub fn c_fits(&self, range: std::ops::Range<usize>, c_fmt: crate::Format) -> bool {
+        let c_or = range.map(|i| self.words[i * RUN_WORDS + C_AT..i * RUN_WORDS + D_AT].iter().fold(0, |or, &x| or | x)).fold(0, |a, b| a | b);
+        c_or as u64 & !c_fmt.mask() == 0
+    }
+
+    /// Tiles `range` copied into `bytes` (reused) as little-endian bytes, the layout
+    /// [`RunTiles::le_tile`] reads.
+    pub fn le_bytes_into(&self, range: std::ops::Range<usize>, bytes: &mut Vec<u8>) {
+        let words = &self.words[range.start * RUN_WORDS..range.end * RUN_WORDS];
+        bytes.resize(4 * words.len(), 0);
+        for (b, w) in bytes.chunks_exact_mut(4).zip(words) {
+            b.copy_from_slice(&w.to_le_bytes());
+        }
+    }
+
+    /// Tile `t` of [`RunTiles::le_bytes_into`]'s bytes: A, B and C, each its bytes and element
+    /// width as [`crate::Emulator::run_many_le`] takes them (A and B two 16-bit values a word,
+    /// the lower first: 2 bytes an element; C a word an element: 4 bytes).
+    pub fn le_tile(bytes: &[u8], t: usize) -> [(&[u8], usize); 3] {
+        let w = &bytes[t * 4 * RUN_WORDS..(t + 1) * 4 * RUN_WORDS];
+        [(&w[..4 * A_WORDS], 2), (&w[4 * A_WORDS..4 * C_AT], 2), (&w[4 * C_AT..4 * D_AT], 4)]
+    }
 }
 
 /// The generator and the instruction of one m16n8k16 path on one GPU.

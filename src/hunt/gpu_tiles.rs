@@ -1,10 +1,10 @@
 //! Hunting on tiles the GPU makes, with the model on the CPU (`hunt --engine gpu-tiles`): each
 //! launch generates and runs a batch of tiles on the GPU ([`GpuTiles`], the GPU engine's
 //! generator) and brings them back with D, while every core runs the model on the previous
-//! batch, tile by tile in a reused case, and compares bit for bit. The CPU neither generates
-//! nor packs tiles; the model is any model the emulator runs. What a launch flags is then
-//! settled as on the GPU engine ([`Hunt::settle_launch`]): regenerated, re-run on both sides,
-//! classified and minimised, with an exact sample.
+//! batch, 32 tiles at a time read from the launch's words as they came, and compares bit for
+//! bit. The CPU neither generates nor packs tiles; the model is any model the emulator runs.
+//! What a launch flags is then settled as on the GPU engine ([`Hunt::settle_launch`]):
+//! regenerated, re-run on both sides, classified and minimised, with an exact sample.
 
 use super::engine::LISTED_PER_LAUNCH;
 use super::side::{Side, SideError};
@@ -85,22 +85,38 @@ impl Hunt<'_> {
 }
 
 /// Every tile of a launch under the model against the GPU's D, bit for bit: the divergent
-/// tiles (hunt-wide numbers, the first [`LISTED_PER_LAUNCH`] listed) and elements. `blank`:
-/// a case of the path's formats and shape, one copy per thread refilled for every tile.
+/// tiles (hunt-wide numbers, the first [`LISTED_PER_LAUNCH`] listed) and elements. The tiles run
+/// [`PER_RUN`] at a time through [`Emulator::run_many_le`], read from the launch's words as they
+/// came (a tile the kernel hands back, and a run whose C does not fit its format, through
+/// `emu.run` on `blank`: a case of the path's formats and shape, one copy per thread refilled
+/// for every such tile).
 fn divergences(emu: &Emulator, blank: &MmaCase, run: &RunTiles, first: u64, shard: super::Shard) -> Result<LaunchResult, SideError> {
-    let wrong: Vec<(usize, u64)> = (0..run.len())
+    let size = blank.m * blank.n;
+    let runs = run.len().div_ceil(PER_RUN);
+    let per_run: Vec<Vec<(usize, u64)>> = (0..runs)
         .into_par_iter()
-        .with_min_len(64)
         .map_init(
-            || blank.clone(),
-            |case, i| {
-                let gpu = run.tile_into(i, case);
-                let model = emu.run(case)?;
-                Ok((i, model.iter().zip(gpu).filter(|(m, g)| **m != **g as u64).count() as u64))
+            || (blank.clone(), Vec::new(), vec![0u64; PER_RUN * size]),
+            |(case, bytes, d), r| {
+                let tiles = r * PER_RUN..((r + 1) * PER_RUN).min(run.len());
+                let d = &mut d[..tiles.len() * size];
+                let mut alone = |t: usize, d: &mut [u64]| -> Result<(), SideError> {
+                    run.tile_into(tiles.start + t, case);
+                    d.copy_from_slice(&emu.run(case)?);
+                    Ok(())
+                };
+                if run.c_fits(tiles.clone(), blank.c_fmt) {
+                    run.le_bytes_into(tiles.clone(), bytes);
+                    emu.run_many_le(blank, (0..tiles.len()).map(|t| RunTiles::le_tile(bytes, t)), d, alone)?;
+                } else {
+                    d.chunks_exact_mut(size).enumerate().try_for_each(|(t, d)| alone(t, d))?;
+                }
+                let wrong = |(i, m): (usize, &[u64])| m.iter().zip(run.d(i)).filter(|(m, g)| **m != **g as u64).count() as u64;
+                Ok(tiles.zip(d.chunks_exact(size)).map(|x| (x.0, wrong(x))).filter(|w| w.1 > 0).collect())
             },
         )
-        .filter(|r: &Result<(usize, u64), SideError>| !matches!(r, Ok((_, 0))))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, SideError>>()?;
+    let wrong: Vec<(usize, u64)> = per_run.into_iter().flatten().collect();
     let global = |i: usize| shard.global(first + i as u64);
     Ok(LaunchResult {
         divergent_tiles: wrong.len() as u64,
@@ -109,6 +125,9 @@ fn divergences(emu: &Emulator, blank: &MmaCase, run: &RunTiles, first: u64, shar
         first: wrong.first().map(|w| global(w.0)),
     })
 }
+
+/// Tiles a thread models at a time in [`divergences`].
+const PER_RUN: usize = 32;
 
 #[cfg(test)]
 mod tests {
@@ -159,5 +178,22 @@ mod tests {
         assert!(!tiles.is_empty() && tiles.len() < n as usize, "{} of {n}", tiles.len());
         assert_eq!(found.tiles, tiles);
         assert_eq!((found.divergent_tiles, found.divergent_elements, found.first), (tiles.len() as u64, elements, tiles.first().copied()));
+    }
+
+    /// A launch whose words hold a C pattern wider than C's format (f16 C comes a word an
+    /// element) is an error, as the tile's case says, not a tile read past its check.
+    #[test]
+    fn a_c_pattern_past_its_format_is_an_error() {
+        let path = crate::exec::path_by_id("mma.m16n8k16.f16.f16.f16.f16").unwrap();
+        let model = Emulator::new(Model::load("sm90:mma.m16n8k16.f16.f16.f16.f16").unwrap());
+        let mut run = launch(path, &model, 3, 0..40);
+        let mut blank = MmaCase::zeros(path.a_fmt, path.c_fmt, gen::M, gen::N, gen::K);
+        path.conform(&mut blank);
+        let shard = Shard { index: 0, count: 1 };
+        assert_eq!(divergences(&model, &blank, &run, 0, shard).unwrap().divergent_tiles, 0);
+        let c_at = gen::M * gen::K / 2 + gen::K * gen::N / 2;
+        run.words[33 * RUN_WORDS + c_at + 5] |= 1 << 16;
+        let err = divergences(&model, &blank, &run, 0, shard).unwrap_err().to_string();
+        assert!(err.contains("does not fit"), "{err}");
     }
 }
