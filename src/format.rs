@@ -466,34 +466,7 @@ impl Format {
             // SAFETY: the CPU has AVX2 and F16C.
             return unsafe { f16_to_f64_slice_f16c(src, dst) };
         }
-        #[cfg(target_arch = "x86_64")]
-        if crate::has_avx512() {
-            // SAFETY: the CPU has these AVX-512 subsets and AVX2.
-            return unsafe { self.to_f64_slice_avx512(src, dst) };
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.to_f64_slice_avx2(src, dst) };
-        }
-        self.to_f64_slice_any(src, dst)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
-    unsafe fn to_f64_slice_avx512(self, src: &[u64], dst: &mut [f64]) {
-        self.to_f64_slice_any(src, dst)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn to_f64_slice_avx2(self, src: &[u64], dst: &mut [f64]) {
-        self.to_f64_slice_any(src, dst)
-    }
-
-    #[inline(always)]
-    fn to_f64_slice_any(self, src: &[u64], dst: &mut [f64]) {
-        self.patterns_to_f64(src.iter().copied(), dst)
+        patterns_slice_to_f64(self, src, dst)
     }
 
     /// [`Format::to_f64_slice`] of little-endian elements of `width` bytes (1, 2, 4 or 8), each
@@ -506,40 +479,7 @@ impl Format {
             // SAFETY: the CPU has AVX2 and F16C.
             return unsafe { f16_le_to_f64_slice_f16c(bytes, dst) };
         }
-        #[cfg(target_arch = "x86_64")]
-        if crate::has_avx512() {
-            // SAFETY: the CPU has these AVX-512 subsets and AVX2.
-            return unsafe { self.le_to_f64_slice_avx512(bytes, width, dst) };
-        }
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.le_to_f64_slice_avx2(bytes, width, dst) };
-        }
-        self.le_to_f64_slice_any(bytes, width, dst)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
-    unsafe fn le_to_f64_slice_avx512(self, bytes: &[u8], width: usize, dst: &mut [f64]) {
-        self.le_to_f64_slice_any(bytes, width, dst)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn le_to_f64_slice_avx2(self, bytes: &[u8], width: usize, dst: &mut [f64]) {
-        self.le_to_f64_slice_any(bytes, width, dst)
-    }
-
-    #[inline(always)]
-    fn le_to_f64_slice_any(self, bytes: &[u8], width: usize, dst: &mut [f64]) {
-        // One loop per width, each a widening load.
-        match width {
-            1 => self.patterns_to_f64(bytes.iter().map(|&b| b as u64), dst),
-            2 => self.patterns_to_f64(bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64), dst),
-            4 => self.patterns_to_f64(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64), dst),
-            _ => self.patterns_to_f64(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))), dst),
-        }
+        le_patterns_to_f64(self, bytes, width, dst)
     }
 
     /// [`Format::to_f64`] of each pattern of `src` into `dst`, one loop per format.
@@ -802,6 +742,26 @@ unsafe fn f16_to_f64_slice_f16c(src: &[u64], dst: &mut [f64]) {
         }
     }
     dst[whole..].iter_mut().zip(&src[whole..]).for_each(|(d, &b)| *d = f16_to_f64(b as u16));
+}
+
+simd_where_available! {
+    /// [`Format::to_f64_slice`] where F16C does not take it.
+    fn patterns_slice_to_f64(f: Format, src: &[u64], dst: &mut [f64]) {
+        f.patterns_to_f64(src.iter().copied(), dst)
+    }
+}
+
+simd_where_available! {
+    /// [`Format::le_to_f64_slice`] where F16C does not take it: one loop per width, each a
+    /// widening load.
+    fn le_patterns_to_f64(f: Format, bytes: &[u8], width: usize, dst: &mut [f64]) {
+        match width {
+            1 => f.patterns_to_f64(bytes.iter().map(|&b| b as u64), dst),
+            2 => f.patterns_to_f64(bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u64), dst),
+            4 => f.patterns_to_f64(bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64), dst),
+            _ => f.patterns_to_f64(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))), dst),
+        }
+    }
 }
 
 /// `v`, four f16 patterns `x` (one in each u64) converted by F16C, with the f16's own quiet

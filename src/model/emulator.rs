@@ -1538,11 +1538,11 @@ impl FloatBuffers {
         self.fill_from(ar, case, [Patterns::Bits(&case.a), Patterns::Bits(b), Patterns::Bits(&case.c)], order, sparse.is_some());
     }
 
-    /// [`FloatBuffers::fill`] from A, B and C's patterns as given (`like` gives the shape and
-    /// formats; where K is reordered, `like` is the case itself, whose A is read through
-    /// [`MmaCase::a_at`]). `sparse`: B is a sparse case's dense B, of its own height.
-    fn fill_from(&mut self, ar: &Arithmetic, like: &MmaCase, [a_src, b_src, c_src]: [Patterns; 3], order: Option<&[usize]>, sparse: bool) {
-        let case = like;
+    /// [`FloatBuffers::fill`] from A, B and C's patterns as given: `case` gives the shape and
+    /// formats, and its elements are read only where K is reordered (A through
+    /// [`MmaCase::a_at`]; a tile of the same shape with no elements of its own does otherwise).
+    /// `sparse`: B is a sparse case's dense B, of its own height.
+    fn fill_from(&mut self, ar: &Arithmetic, case: &MmaCase, [a_src, b_src, c_src]: [Patterns; 3], order: Option<&[usize]>, sparse: bool) {
         let (m, n, k) = (case.m, case.n, case.k);
         // Position p of the chain's K is the case's k `at(p)`; A's element (i, at(p)).
         let at = |p: usize| order.map_or(p, |o| o[p]);
