@@ -5,7 +5,7 @@
 //! measurement.
 
 use mmafuzz::exec::{Module, PATHS};
-use mmafuzz::features::{FeatureProbe, TileCounts, SITUATIONS};
+use mmafuzz::features::{Counter, FeatureProbe};
 use mmafuzz::model::Emulator;
 use mmafuzz::Model;
 use std::hint::black_box;
@@ -39,7 +39,7 @@ fn main() {
                 black_box(emulator.run(t).expect("model runs"));
             }
         });
-        let mut counts = TileCounts(vec![0; SITUATIONS]);
+        let mut counts = Counter::default();
         let feature_rate = rate(tiles.len(), time, || {
             for (t, d) in tiles.iter().zip(&outputs) {
                 probe.add_tile(t, d, &mut counts);

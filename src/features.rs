@@ -112,6 +112,9 @@ pub const SITUATIONS: usize = {
     total
 };
 
+// Situations are numbered in a u16 ([`TileCounts`], a guided population's tiles).
+const _: () = assert!(SITUATIONS <= 1 << 16);
+
 /// Number of situations there are.
 pub fn situations() -> usize {
     SITUATIONS
@@ -178,14 +181,58 @@ pub fn level(count: u32) -> usize {
     }
 }
 
-/// How many times each situation was reached by the elements of one tile.
+/// How many times each situation was reached by the elements of one tile (or one input's
+/// tiles): (situation, count) for the situations reached, by situation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TileCounts(pub Vec<u32>);
+pub struct TileCounts(pub Vec<(u16, u32)>);
 
 impl TileCounts {
     /// Every (situation, level) feature of the tile.
     pub fn features(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.0.iter().enumerate().filter(|(_, &c)| c > 0).map(|(s, &c)| (s, level(c)))
+        self.0.iter().map(|&(s, c)| (s as usize, level(c)))
+    }
+
+    /// The situations reached.
+    pub fn situations(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().map(|&(s, _)| s as usize)
+    }
+
+    /// How many times situation `s` was reached.
+    pub fn count(&self, s: usize) -> u32 {
+        self.0.binary_search_by_key(&s, |&(x, _)| x as usize).map_or(0, |i| self.0[i].1)
+    }
+}
+
+/// Counts situations as elements go through them: a count per situation (a tile reaches a few
+/// dozen of the thousands there are), and which were touched, so [`Counter::take`] reads and
+/// clears only those.
+#[derive(Clone, Debug)]
+pub struct Counter {
+    counts: Vec<u32>,
+    touched: Vec<u16>,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Counter { counts: vec![0; SITUATIONS], touched: Vec::new() }
+    }
+}
+
+impl Counter {
+    #[inline(always)]
+    fn add(&mut self, s: usize) {
+        if self.counts[s] == 0 {
+            self.touched.push(s as u16);
+        }
+        self.counts[s] += 1;
+    }
+
+    /// The counts so far; the counter starts again from zero.
+    pub fn take(&mut self) -> TileCounts {
+        self.touched.sort_unstable();
+        let out = self.touched.iter().map(|&s| (s, std::mem::take(&mut self.counts[s as usize]))).collect();
+        self.touched.clear();
+        TileCounts(out)
     }
 }
 
@@ -227,13 +274,18 @@ impl<'a> FeatureProbe<'a> {
 
     /// The situations every element of `case` goes through, D being `d` (the model's output).
     pub fn tile(&self, case: &MmaCase, d: &[u64]) -> TileCounts {
-        let mut counts = TileCounts(vec![0u32; situations()]);
-        self.add_tile(case, d, &mut counts);
-        counts
+        thread_local! {
+            static COUNTER: std::cell::RefCell<Counter> = std::cell::RefCell::new(Counter::default());
+        }
+        COUNTER.with(|c| {
+            let mut c = c.borrow_mut();
+            self.add_tile(case, d, &mut c);
+            c.take()
+        })
     }
 
     /// Add one tile's situations (D = `d`) to `counts`.
-    pub fn add_tile(&self, case: &MmaCase, d: &[u64], counts: &mut TileCounts) {
+    pub fn add_tile(&self, case: &MmaCase, d: &[u64], counts: &mut Counter) {
         if let Some(rows) = case.dense_rows() {
             // A sparse tile: each row is the dense dot product over the values it keeps.
             for (i, row) in rows.iter().enumerate() {
@@ -241,7 +293,6 @@ impl<'a> FeatureProbe<'a> {
             }
             return;
         }
-        let counts = &mut counts.0;
         let (m, n, k) = (case.m, case.n, case.k);
         let mut a: Vec<Operand> = case.a.iter().map(|&x| operand(case.a_fmt, x)).collect();
         let mut bt: Vec<Operand> = (0..n).flat_map(|j| (0..k).map(move |kk| (kk, j))).map(|(kk, j)| operand(case.b_fmt, case.b_at(kk, j))).collect();
@@ -258,7 +309,7 @@ impl<'a> FeatureProbe<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn element(&self, case: &MmaCase, arow: &[Operand], bcol: &[Operand], c: Operand, blocks: &[Vec<usize>], d: u64, s: &mut Scratch, counts: &mut [u32]) {
+    fn element(&self, case: &MmaCase, arow: &[Operand], bcol: &[Operand], c: Operand, blocks: &[Vec<usize>], d: u64, s: &mut Scratch, counts: &mut Counter) {
         let ar = self.ar;
         let acc_fmt = ar.accumulator.format.unwrap_or(case.d_fmt);
         let field_sum = ar.align.exponent == AlignExponent::FieldSum;
@@ -366,7 +417,7 @@ impl<'a> FeatureProbe<'a> {
             (Some(ct), Some(t)) => (ct.neg != t.neg) as usize,
             _ => 0,
         };
-        counts[situation(C, &[c_place, opposite])] += 1;
+        counts.add(situation(C, &[c_place, opposite]));
 
         // Special inputs and D's class.
         let inputs = if nan {
@@ -393,13 +444,13 @@ impl<'a> FeatureProbe<'a> {
             Class::Inf => 5,
             Class::Nan => 7,
         };
-        counts[situation(RESULT, &[inputs, result])] += 1;
+        counts.add(situation(RESULT, &[inputs, result]));
 
         // The exact value against D's grid.
         let (exact, verdict) = if specials { (5, 3) } else { rounding(out, s.products.iter().flatten().chain(c_term.iter()), span, d) };
-        counts[situation(ROUNDING, &[exact, verdict, subnormal as usize])] += 1;
+        counts.add(situation(ROUNDING, &[exact, verdict, subnormal as usize]));
         if !specials {
-            counts[situation(ELEMENT, &[worst_loss, last_sum, exact, verdict])] += 1;
+            counts.add(situation(ELEMENT, &[worst_loss, last_sum, exact, verdict]));
         }
     }
 
@@ -415,7 +466,7 @@ impl<'a> FeatureProbe<'a> {
         }
     }
 
-    fn spread(&self, terms: &[(Term, bool)], counts: &mut [u32]) {
+    fn spread(&self, terms: &[(Term, bool)], counts: &mut Counter) {
         let n = terms.len();
         let count = match n {
             0 => 0,
@@ -437,13 +488,13 @@ impl<'a> FeatureProbe<'a> {
             },
             _ => 0,
         };
-        counts[situation(SPREAD, &[count, spread])] += 1;
+        counts.add(situation(SPREAD, &[count, spread]));
     }
 
     /// One fused block's terms (the flag marks the running sum): alignment, loss, carry and
     /// cancellation as the model's window sees them.
     /// Returns the most any term lost (LOSSES index) and the sum's outcome (SUMS index).
-    fn block(&self, terms: &[(Term, bool)], acc_fmt: Format, position: usize, counts: &mut [u32]) -> (usize, usize) {
+    fn block(&self, terms: &[(Term, bool)], acc_fmt: Format, position: usize, counts: &mut Counter) -> (usize, usize) {
         let ar = self.ar;
         let al = &ar.align;
         let largest = terms.iter().map(|(t, _)| t.key).max().expect("nonempty block");
@@ -502,7 +553,7 @@ impl<'a> FeatureProbe<'a> {
             };
             any_lost |= lost != 0;
             worst = worst.max(loss);
-            counts[situation(TERM, &[*running as usize, place, loss, floor.is_some() as usize])] += 1;
+            counts.add(situation(TERM, &[*running as usize, place, loss, floor.is_some() as usize]));
             if !wide {
                 let v = kept as i128;
                 sum = sum.saturating_add(if t.neg { -v } else { v });
@@ -518,10 +569,10 @@ impl<'a> FeatureProbe<'a> {
             let lead = grid + 127 - sum.unsigned_abs().leading_zeros() as i32;
             depth_bucket(anchor - lead)
         };
-        counts[situation(BLOCK, &[position, outcome, anchor_place, any_lost as usize])] += 1;
+        counts.add(situation(BLOCK, &[position, outcome, anchor_place, any_lost as usize]));
         if matches!(position, 1 | 2) && !wide {
             let (step, subnormal) = step_rounding(sum, grid, any_lost, acc_fmt);
-            counts[situation(STEP, &[position - 1, step, subnormal as usize])] += 1;
+            counts.add(situation(STEP, &[position - 1, step, subnormal as usize]));
         }
         (worst, outcome)
     }
@@ -709,9 +760,57 @@ impl FeatureMap {
         self.levels.iter().filter(|&&l| l != 0).count()
     }
 
-    /// Names of the situations never reached.
+    /// The situations never reached, as few patterns as names allow: a situation's name with
+    /// `*` for an axis none of whose values was reached with the others ("element all * * *
+    /// special" stands for 60 situations). Every situation matched by a pattern was never
+    /// reached, and every one never reached is matched by exactly one.
     pub fn never_reached(&self) -> Vec<String> {
-        self.levels.iter().enumerate().filter(|(_, &l)| l == 0).map(|(s, _)| situation_name(s)).collect()
+        let mut out = Vec::new();
+        for (g, grp) in GROUPS.iter().enumerate() {
+            let (off, size) = (group_offset(g), group_size(grp));
+            // Cells of the group's table with one more value per axis, `*` (the last): a cell is
+            // set while its pattern stands for unreached situations not yet in a wider one.
+            let dims: Vec<usize> = grp.axes.iter().map(|(_, v)| v.len() + 1).collect();
+            let mut strides = vec![1; dims.len()];
+            for a in (0..dims.len() - 1).rev() {
+                strides[a] = strides[a + 1] * dims[a + 1];
+            }
+            let cells = strides[0] * dims[0];
+            let mut set = vec![false; cells];
+            for i in (0..size).filter(|&i| self.levels[off + i] == 0) {
+                let (mut rest, mut cell) = (i, 0);
+                for a in (0..dims.len()).rev() {
+                    cell += rest % (dims[a] - 1) * strides[a];
+                    rest /= dims[a] - 1;
+                }
+                set[cell] = true;
+            }
+            // Axis by axis, from the last: a pattern set for every value of this axis becomes
+            // one with `*` there.
+            for a in (0..dims.len()).rev() {
+                let (stride, all) = (strides[a], dims[a] - 1);
+                for cell in (0..cells).filter(|c| c / stride % dims[a] == 0) {
+                    if (0..all).all(|v| set[cell + v * stride]) {
+                        (0..all).for_each(|v| set[cell + v * stride] = false);
+                        set[cell + all * stride] = true;
+                    }
+                }
+            }
+            for cell in (0..cells).filter(|&c| set[c]) {
+                let mut name = grp.name.to_string();
+                for (a, (_, values)) in grp.axes.iter().enumerate() {
+                    name.push(' ');
+                    name.push_str(values.get(cell / strides[a] % dims[a]).copied().unwrap_or("*"));
+                }
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    /// Situations never reached.
+    pub fn unreached(&self) -> usize {
+        self.levels.iter().filter(|&&l| l == 0).count()
     }
 
     /// Per group: (name, situations reached, situations there are).
@@ -752,7 +851,7 @@ mod tests {
     }
 
     fn reached(counts: &TileCounts) -> Vec<String> {
-        counts.0.iter().enumerate().filter(|(_, &c)| c > 0).map(|(s, _)| situation_name(s)).collect()
+        counts.situations().map(situation_name).collect()
     }
 
     #[test]
@@ -873,17 +972,53 @@ mod tests {
         case.b.iter_mut().for_each(|b| *b = 0x3c00);
         let counts = probe_tile("sm90:mma.m16n8k16.f32.f16.f16.f32", &case);
         let inf = situation(RESULT, &[1, 5]);
-        assert_eq!(counts.0[inf], 8, "row 0: eight +inf results");
-        assert_eq!(counts.0[situation(RESULT, &[0, 0])], 8, "row 1: eight +0");
+        assert_eq!(counts.count(inf), 8, "row 0: eight +inf results");
+        assert_eq!(counts.count(situation(RESULT, &[0, 0])), 8, "row 1: eight +0");
         let mut map = FeatureMap::default();
         assert!(map.observe(&counts) > 0);
         assert_eq!(map.observe(&counts), 0, "nothing new the second time");
         assert!(!map.is_new(&counts));
         assert!(map.features() >= map.situations());
-        assert_eq!(map.never_reached().len(), situations() - map.situations());
+        assert_eq!(map.unreached(), situations() - map.situations());
         assert_eq!(level(8), 4);
         let text = serde_json::to_string(&map).unwrap();
         assert_eq!(serde_json::from_str::<FeatureMap>(&text).unwrap(), map);
         assert!(serde_json::from_str::<FeatureMap>("\"0f\"").is_err(), "a map of another catalogue is refused");
+    }
+
+    /// The never-reached patterns stand for exactly the situations never reached, each once:
+    /// maps from a real tile, with whole groups and single axes reached or not, and random ones.
+    #[test]
+    fn never_reached_patterns_are_exactly_the_unreached() {
+        use rand::{Rng, SeedableRng};
+        let names: Vec<Vec<String>> = (0..situations()).map(|s| situation_name(s).split(' ').map(String::from).collect()).collect();
+        let check = |map: &FeatureMap| {
+            let patterns: Vec<Vec<String>> = map.never_reached().iter().map(|p| p.split(' ').map(String::from).collect()).collect();
+            for (s, name) in names.iter().enumerate() {
+                let matches = patterns.iter().filter(|p| p.len() == name.len() && p.iter().zip(name).all(|(x, y)| x == "*" || x == y)).count();
+                assert_eq!(matches, (map.levels[s] == 0) as usize, "{}: {matches} patterns", name.join(" "));
+            }
+            patterns.len()
+        };
+        let mut case = MmaCase::zeros(Format::F16, Format::F32, 2, 8, 16);
+        case.a[0] = 0x7c00;
+        case.b.iter_mut().for_each(|b| *b = 0x3c00);
+        let mut map = FeatureMap::default();
+        assert_eq!(check(&map), GROUPS.len(), "nothing reached: one pattern a group");
+        map.observe(&probe_tile("sm90:mma.m16n8k16.f32.f16.f16.f32", &case));
+        assert!(check(&map) < map.unreached() / 20, "a few patterns for many situations");
+        // Every value of element's last axis (C's place) reached with the first value of the others.
+        let off = OFFSETS[ELEMENT];
+        map.levels[off..off + C_PLACES.len()].iter_mut().for_each(|l| *l = 1);
+        check(&map);
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2026_11_29);
+        for density in [0.01, 0.3, 0.9, 0.999] {
+            let mut map = FeatureMap::default();
+            map.levels.iter_mut().for_each(|l| *l = rng.gen_bool(density) as u8);
+            let n = check(&map);
+            assert!(n <= map.unreached());
+        }
+        map.levels.iter_mut().for_each(|l| *l = 1);
+        assert_eq!(check(&map), 0);
     }
 }

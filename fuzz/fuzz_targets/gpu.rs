@@ -60,11 +60,9 @@ pub fn run(path_id: &str, data: &[u8]) {
         eprintln!("mmafuzz: {inputs} inputs, {tiles} tiles of {}", path.id);
     }
     let counters = std::ptr::addr_of_mut!(COUNTERS) as *mut u8;
-    for (s, &c) in outcome.counts.0.iter().enumerate() {
-        if c > 0 {
-            // SAFETY: s < SITUATIONS; libFuzzer reads the counters only between inputs.
-            unsafe { counters.add(s).write_volatile(c.min(255) as u8) };
-        }
+    for &(s, c) in &outcome.counts.0 {
+        // SAFETY: s < SITUATIONS; libFuzzer reads the counters only between inputs.
+        unsafe { counters.add(s as usize).write_volatile(c.min(255) as u8) };
     }
     if !outcome.divergent.is_empty() {
         panic!("{} divergent element(s)\n{}", outcome.divergent.len(), describe(d, &outcome));

@@ -275,7 +275,7 @@ fn progress_bar(args: &HuntArgs) -> ProgressBar {
 
 /// The feature map's summary; `every`: the unguided hunt's sampling (0: the GPU engine's own
 /// exact sample).
-fn print_features(s: &HuntState, every: u64) {
+fn print_features(s: &HuntState, every: u64, state_file: &std::path::Path) {
     let f = &s.features;
     if f.features() == 0 {
         return;
@@ -301,9 +301,14 @@ fn print_features(s: &HuntState, every: u64) {
     }
     let never = f.never_reached();
     if !never.is_empty() {
-        println!("  never reached ({}):", never.len());
-        for chunk in never.chunks(4) {
+        // `*`: every value of that axis. The state file lists every pattern.
+        const SHOWN: usize = 24;
+        println!("  never reached: {} situations, as {} patterns (* for any value of an axis):", f.unreached(), never.len());
+        for chunk in never[..never.len().min(SHOWN)].chunks(4) {
             println!("    {}", chunk.join(" | "));
+        }
+        if never.len() > SHOWN {
+            println!("    … {} more in the state file ({})", never.len() - SHOWN, state_file.display());
         }
     }
 }
@@ -352,7 +357,7 @@ fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: 
     for ex in &s.monotonic_examples {
         println!("  {ex}");
     }
-    print_features(s, if hunt.cfg.engine != Engine::Cpu { 0 } else { hunt.cfg.features_every });
+    print_features(s, if hunt.cfg.engine != Engine::Cpu { 0 } else { hunt.cfg.features_every }, &hunt.state_file());
     println!(
         "findings: {} new, {} merged into existing files, in {}",
         s.findings_new,

@@ -12,7 +12,7 @@ use crate::case::{hex, MmaCase};
 use crate::exact;
 use crate::exec::PathSpec;
 use crate::format::Format;
-use crate::features::{FeatureProbe, TileCounts, SITUATIONS};
+use crate::features::{Counter, FeatureProbe, TileCounts};
 use crate::hunt::compare::agree;
 use crate::hunt::probe::value_text;
 use crate::hunt::{Side, SideError};
@@ -58,13 +58,14 @@ impl Differential {
             rayon::join(|| self.a.execute(&tiles), || self.b.execute(&tiles))
         };
         let (da, db) = (da?, db?);
-        let mut counts = TileCounts(vec![0; SITUATIONS]);
+        let mut counter = Counter::default();
         if let Some(ar) = self.b.arithmetic(self.path.a_fmt) {
             let probe = FeatureProbe::new(ar);
             for (t, d) in tiles.iter().zip(&db) {
-                probe.add_tile(t, d, &mut counts);
+                probe.add_tile(t, d, &mut counter);
             }
         }
+        let counts = counter.take();
         let nan_is_any = self.a.nan_is_any() || self.b.nan_is_any();
         let fmt = self.path.c_fmt;
         let divergent = (0..tiles.len()).flat_map(|t| (0..da[t].len()).map(move |e| (t, e))).filter(|&(t, e)| !agree(fmt, da[t][e], db[t][e], nan_is_any)).collect();

@@ -189,7 +189,7 @@ impl<'s> Hunt<'s> {
         Ok(Hunt { cfg, a, b, state, problems, population, phases: Phases::default() })
     }
 
-    fn state_file(&self) -> PathBuf {
+    pub fn state_file(&self) -> PathBuf {
         stats::state_file(&self.cfg.findings, self.cfg.path.id, &self.a.name(), &self.b.name(), self.cfg.kind(), self.cfg.shard)
     }
 
