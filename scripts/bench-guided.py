@@ -51,7 +51,10 @@ def hunt(binary, path, against, seed, tiles, guided, work, stop_at_first=True):
         cmd += ["--guided", "--population", pop]
     else:
         cmd += ["--batch", "256"]
-        if not stop_at_first:
+        if stop_at_first:
+            # The first divergence needs no features: map none (the default maps 1 tile in 16).
+            cmd += ["--features-every", "1000000000"]
+        else:
             # Features of every tile, as the guided hunt maps them (the default samples 1 in 16;
             # a hunt for the first divergence needs none).
             cmd += ["--features-every", "1"]

@@ -74,8 +74,9 @@ const GROUPS: &[Group] = &[
     // against the exact value, and whether D is subnormal.
     Group { name: "rounding", axes: &[("exact", EXACTS), ("d", VERDICTS), ("range", &["normal", "subnormal"])] },
     // Every element without special inputs, end to end: the most the window dropped of any of
-    // its terms, what its last block's sum did, where the exact value lies, and D's verdict.
-    Group { name: "element", axes: &[("lost", LOSSES), ("sum", SUMS), ("exact", EXACTS), ("d", VERDICTS)] },
+    // its terms, what its last block's sum did, where the exact value lies, D's verdict, and
+    // where C stood against the products (as in `c`).
+    Group { name: "element", axes: &[("lost", LOSSES), ("sum", SUMS), ("exact", EXACTS), ("d", VERDICTS), ("c", C_PLACES)] },
 ];
 
 const fn group_size(g: &Group) -> usize {
@@ -450,7 +451,7 @@ impl<'a> FeatureProbe<'a> {
         let (exact, verdict) = if specials { (5, 3) } else { rounding(out, s.products.iter().flatten().chain(c_term.iter()), span, d) };
         counts.add(situation(ROUNDING, &[exact, verdict, subnormal as usize]));
         if !specials {
-            counts.add(situation(ELEMENT, &[worst_loss, last_sum, exact, verdict]));
+            counts.add(situation(ELEMENT, &[worst_loss, last_sum, exact, verdict, c_place]));
         }
     }
 
@@ -860,7 +861,7 @@ mod tests {
         assert_eq!(situation_name(situation(TERM, &[1, 5, 2, 1])), "term running edge one-bit floored");
         assert_eq!(situation_name(situation(ROUNDING, &[1, 0, 1])), "rounding tie nearest subnormal");
         let last = situations() - 1;
-        assert_eq!(situation_name(last), "element all depth64+ not-finite special");
+        assert_eq!(situation_name(last), "element all depth64+ not-finite special negligible");
         assert_eq!(known_features(), situations() * 8);
     }
 
