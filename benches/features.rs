@@ -29,7 +29,7 @@ fn main() {
     println!("| path | model: tiles/s | features: tiles/s | model + features: tiles/s | features' share |");
     println!("|---|---|---|---|---|");
     for path in PATHS.iter().filter(|p| p.module == Module::MmaSync) {
-        let model = Model::load(&format!("sm90:{}", path.id)).expect("embedded sm90 model");
+        let model = Model::load(&mmafuzz::model::default_name(&path.id)).expect("embedded sm90 model");
         let emulator = Emulator::new(model.clone());
         let tiles: Vec<_> = (0..1024).map(|i| mmafuzz::gen::case_at(path, 7, i)).collect();
         let outputs: Vec<Vec<u64>> = tiles.iter().map(|t| emulator.run(t).expect("model runs")).collect();

@@ -89,7 +89,7 @@ def main():
         config = " ".join(f"{key}={v}" for key, v in line["algo"].items())
         z = np.load(j["npz"])
         emu_file = os.path.join(outdir, j["tag"] + ".emu.npy")
-        args = [mmafuzz, "gemm", "--model", "sm90:" + PATH, "--config", config, "--out", emu_file]
+        args = [mmafuzz, "gemm", "--model", "h100:" + PATH, "--config", config, "--out", emu_file]
         for name, shape in (("a", (j["m"], j["k"])), ("b", (j["k"], j["n"])), ("c", (j["m"], j["n"]))):
             f = os.path.join(outdir, f"{j['tag']}.{name}.npy")
             np.save(f, z[name].view(np.float64).reshape(shape))

@@ -126,7 +126,7 @@ def main():
         algo = line["algo"]
         config = " ".join(f"{key}={v}" for key, v in algo.items())
         z = np.load(j["npz"])
-        args = [mmafuzz, "gemm", "--model", "sm90:" + j["path"], "--config", config, "--out", os.path.join(outdir, j["tag"] + ".emu.npy")]
+        args = [mmafuzz, "gemm", "--model", "h100:" + j["path"], "--config", config, "--out", os.path.join(outdir, j["tag"] + ".emu.npy")]
         for name in ("a", "b", "c"):
             if name in z.files:
                 shape = {"a": (j["m"], j["k"]), "b": (j["k"], j["n"]), "c": (j["m"], j["n"])}[name]

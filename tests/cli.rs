@@ -99,7 +99,7 @@ fn every_model_file_in_models_dir_is_the_embedded_one() {
             files.push(path);
         }
     }
-    // Model files only (models/sm90/cublas/ holds the library models' learned kernel tables).
+    // Model files only (models/h100/cublas/ holds the library models' learned kernel tables).
     files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
     assert!(files.len() >= 30, "{}", files.len());
     for path in files {

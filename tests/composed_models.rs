@@ -33,7 +33,7 @@ fn fp8_mma_sync_is_two_f16_steps_then_an_f32_add() {
     for fmt in ["e4m3", "e5m2"] {
         let id = format!("mma.m16n8k32.f32.{fmt}.{fmt}.f32");
         let path = path_by_id(&id).unwrap();
-        let model = Emulator::new(Model::load(&format!("sm90:{id}")).unwrap());
+        let model = Emulator::new(Model::load(&mmafuzz::model::default_name(&id)).unwrap());
         for index in 0..400 {
             let case = gen::case_at(path, 3, index);
             let got = model.run(&case).unwrap();
@@ -71,8 +71,8 @@ fn k_slice(case: &MmaCase, ks: std::ops::Range<usize>, c: Vec<u64>) -> MmaCase {
 fn cublas_f16_and_bf16_gemms_are_wgmma_steps_from_zero_then_an_f32_add() {
     for (gemm, step) in [("cublas.gemm.f32.f16.f16.f32", "wgmma.m64n8k16.f32.f16.f16"), ("cublas.gemm.f32.bf16.bf16.f32", "wgmma.m64n8k16.f32.bf16.bf16")] {
         let path = path_by_id(gemm).unwrap();
-        let model = Emulator::new(Model::load(&format!("sm90:{gemm}")).unwrap());
-        let step = Emulator::new(Model::load(&format!("sm90:{step}")).unwrap());
+        let model = Emulator::new(Model::load(&mmafuzz::model::default_name(&gemm)).unwrap());
+        let step = Emulator::new(Model::load(&mmafuzz::model::default_name(&step)).unwrap());
         for index in 0..12 {
             let case = gen::case_at(path, 8, index);
             let got = model.run(&case).unwrap();
@@ -92,7 +92,7 @@ fn cublas_f16_and_bf16_gemms_are_wgmma_steps_from_zero_then_an_f32_add() {
 #[test]
 fn cublas_f64_gemm_is_an_fma_chain_from_zero_then_an_f64_add() {
     let path = path_by_id("cublas.gemm.f64.f64.f64.f64").unwrap();
-    let model = Emulator::new(Model::load("sm90:cublas.gemm.f64.f64.f64.f64").unwrap());
+    let model = Emulator::new(Model::load("h100:cublas.gemm.f64.f64.f64.f64").unwrap());
     let (mut numbers, mut c_nans) = (0, 0);
     for index in 0..12 {
         let case = gen::case_at(path, 8, index);

@@ -28,7 +28,7 @@ fn replay_against_an_external_oracle() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let corpus = corpus.to_str().unwrap();
     for protocol in ["jsonl", "npz"] {
-        let right = serve(protocol, &format!("sm90:{PATH}"));
+        let right = serve(protocol, &mmafuzz::model::default_name(&PATH));
         let wrong = serve(protocol, "v100");
         let o = mmafuzz(&["replay", "--corpus", corpus, "--filter", PATH, "--models", "", "--oracle", &right, "--oracle", &wrong]);
         assert!(o.status.success(), "{}", text(&o));
@@ -71,7 +71,7 @@ fn hunt_against_an_external_oracle() {
 /// Discovery with an oracle process instead of a GPU keeps the arithmetic the oracle has.
 #[test]
 fn discover_against_an_external_oracle() {
-    let oracle = serve("npz", &format!("sm90:{PATH}"));
+    let oracle = serve("npz", &mmafuzz::model::default_name(&PATH));
     let o = mmafuzz(&["discover", "--path", PATH, "--oracle", &oracle, "--max-tiles", "3000", "--seconds", "120"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }

@@ -114,7 +114,7 @@ fn many_tiles_at_once_are_each_tile_alone() {
         }
     }
     for path in mmafuzz::exec::PATHS.iter().filter(|p| p.module != mmafuzz::exec::Module::Cublas) {
-        let Ok(model) = Model::load(&format!("sm90:{}", path.id)) else { continue };
+        let Ok(model) = Model::load(&mmafuzz::model::default_name(&path.id)) else { continue };
         let cases: Vec<_> = (0..16).map(|_| gen::path_case(&mut rng, path)).collect();
         tiles += check(&Emulator::new(model), &cases, path.id);
     }
@@ -166,7 +166,7 @@ fn tiles_read_in_place_are_each_tile_alone() {
         }
     }
     for path in mmafuzz::exec::PATHS.iter().filter(|p| p.module != mmafuzz::exec::Module::Cublas) {
-        let Ok(model) = Model::load(&format!("sm90:{}", path.id)) else { continue };
+        let Ok(model) = Model::load(&mmafuzz::model::default_name(&path.id)) else { continue };
         let cases: Vec<_> = (0..16).map(|_| gen::path_case(&mut rng, path)).collect();
         check(&Emulator::new(model), &cases, path.id);
     }
@@ -211,7 +211,7 @@ fn lane_kernel_equals_general_path_on_every_paths_tiles() {
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(2026_11_25);
     let mut compared = 0usize;
     for path in mmafuzz::exec::PATHS.iter().filter(|p| p.module != mmafuzz::exec::Module::Cublas) {
-        let Ok(model) = Model::load(&format!("sm90:{}", path.id)) else { continue };
+        let Ok(model) = Model::load(&mmafuzz::model::default_name(&path.id)) else { continue };
         let (fast, slow) = (Emulator::new(model.clone()), Emulator::general_only(model));
         // About 40,000 elements per path.
         for _ in 0..(40_000 / (path.m * path.n)).max(8) {

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 fn hunt(path: &str, plant: &str, guided: bool, max_tiles: u64, dir: &std::path::Path) -> mmafuzz::hunt::HuntState {
     let path = path_by_id(path).unwrap();
     let plant = Model::load(&format!("{}/fuzz/plants/{plant}.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let (a, b) = (Side::model(plant), Side::model(Model::load(&format!("sm90:{}", path.id)).unwrap()));
+    let (a, b) = (Side::model(plant), Side::model(Model::load(&mmafuzz::model::default_name(&path.id)).unwrap()));
     let cfg = HuntConfig {
         path,
         seed: 1,

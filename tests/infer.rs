@@ -125,7 +125,7 @@ fn rounds_that_refute_nothing_end_the_core_stage() {
     let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
         // A pool of 256 candidate tiles: the special stage's thousands of models judge each
         // round's pool, and the rule under test shows at any pool size (1,024 took 100 s).
-        .args(["discover", "--path", path, "--pool", "256", "--batch", "128", "--seconds", "300", "--oracle", &format!("sm90:{path}")])
+        .args(["discover", "--path", path, "--pool", "256", "--batch", "128", "--seconds", "300", "--oracle", &mmafuzz::model::default_name(&path)])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);

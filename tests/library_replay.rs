@@ -39,8 +39,8 @@ fn a_changed_schedule_breaks_the_ratchet() {
     let path = "cublas.gemm.bf16.bf16.bf16.bf16";
     let text = String::from_utf8(mmafuzz::store::read_text(&mmafuzz::store::jsonl_file(&dir, path)).unwrap()).unwrap();
     let changed = tempfile::NamedTempFile::with_suffix(".toml").unwrap();
-    std::fs::write(changed.path(), format!("base = \"sm90:{path}\"\nname = \"changed\"\n[schedule]\nc_add = \"compute\"\n")).unwrap();
-    let table = dir.join(format!("../../models/sm90/cublas/{path}.configs.tsv.gz"));
+    std::fs::write(changed.path(), format!("base = \"{}\"\nname = \"changed\"\n[schedule]\nc_add = \"compute\"\n", mmafuzz::model::default_name(path))).unwrap();
+    let table = dir.join(format!("../../models/h100/cublas/{path}.configs.tsv.gz"));
     let mut models = BTreeMap::new();
     let mut summary = Summary::new();
     let over = changed.path().to_str().unwrap().to_string();
@@ -61,7 +61,7 @@ fn gemm_on_npy_files_reproduces_recorded_gemms() {
     let work = tempfile::tempdir().unwrap();
     let mut checked = 0;
     for path in ["cublas.gemm.f32.f16.f16.f32", "cublas.gemm.bf16.bf16.bf16.bf16", "cublas.gemm.f16.f16.f16.f16"] {
-        let model = LibraryModel::load(&format!("sm90:{path}"), None).unwrap();
+        let model = LibraryModel::load(&mmafuzz::model::default_name(&path), None).unwrap();
         let text = String::from_utf8(mmafuzz::store::read_text(&mmafuzz::store::jsonl_file(&dir, path)).unwrap()).unwrap();
         let whole: Vec<GemmRecord> = text
             .lines()
@@ -76,7 +76,7 @@ fn gemm_on_npy_files_reproduces_recorded_gemms() {
             let (a, b, c, out) = (work.path().join("a.npy"), work.path().join("b.npy"), work.path().join("c.npy"), work.path().join("d.npy"));
             npy::write(&a, r.inputs, &[rec.m, rec.k], &g.a).unwrap();
             npy::write(&b, r.b_inputs(), &[rec.k, rec.n], &g.b).unwrap();
-            let mut args = vec!["gemm", "--model", &format!("sm90:{path}")].into_iter().map(String::from).collect::<Vec<_>>();
+            let mut args = vec!["gemm", "--model", &mmafuzz::model::default_name(&path)].into_iter().map(String::from).collect::<Vec<_>>();
             args.extend(["--a", a.to_str().unwrap(), "--b", b.to_str().unwrap(), "--out", out.to_str().unwrap()].map(String::from));
             args.extend(["--config".to_string(), rec.config.clone().unwrap()]);
             if let Some(cm) = &g.c {
@@ -110,7 +110,7 @@ fn fttn_gemm_through_the_library_model_matches_torch() {
     use mmafuzz::library::gemm::{Gemm, LibraryEmulator};
     use mmafuzz::library::{KernelConfig, LibraryModel};
     use mmafuzz::Format;
-    let model = LibraryModel::load("sm90:cublas.gemm.f32.f16.f16.f32", None).unwrap();
+    let model = LibraryModel::load("h100:cublas.gemm.f32.f16.f16.f32", None).unwrap();
     let emu = LibraryEmulator::new(&model);
     let config = KernelConfig::from_log("algoId=66 tile=MATMUL_TILE_320x128 stages=MATMUL_STAGES_64xAUTO customOption=7 clusterShape=CLUSTER_SHAPE_1x2x1").unwrap();
     let k = 8192;
@@ -208,7 +208,7 @@ fn fprev_trees_agree_with_the_schedules() {
         let file = entry.unwrap().path();
         let probes = fprev::parse(&mmafuzz::store::read_text(&file).unwrap()).unwrap();
         for probe in probes.iter().filter(|p| p.counts.is_some()) {
-            let name = format!("sm90:{}", fprev::library_path(&probe.path).unwrap());
+            let name = mmafuzz::model::default_name(fprev::library_path(&probe.path).unwrap());
             let lm = models.entry(name.clone()).or_insert_with(|| LibraryModel::load(&name, None).unwrap());
             let config = fprev::config(probe).unwrap().unwrap();
             let Ok(plan) = lm.rules.plan_with(probe.m, probe.n, probe.k, &config, fprev::through_linear(&probe.path)) else {
@@ -246,7 +246,7 @@ fn special_value_records_replay_with_their_specials() {
         let special: Vec<GemmRecord> = text.lines().map(|l| GemmRecord::parse(l).unwrap()).filter(|r| r.values.as_deref() == Some("special")).collect();
         assert!(!special.is_empty(), "{}: no special-value GEMMs", file.display());
         paths += 1;
-        let model = LibraryModel::load(&format!("sm90:{}", special[0].path), None).unwrap();
+        let model = LibraryModel::load(&mmafuzz::model::default_name(&special[0].path), None).unwrap();
         for rec in &special {
             let g = rec.operands(&model);
             nan_in += g.a.iter().filter(|&&x| model.rules.inputs.decode(x).class == mmafuzz::format::Class::Nan).count();

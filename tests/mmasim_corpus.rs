@@ -23,7 +23,7 @@ fn sm90_models_agree_with_mmasim_hopper() {
             let oracle = c.extra["provenance"]["oracle"].as_str().unwrap_or_default();
             assert_eq!(oracle, "MMA-Sim 2.1.1 Hopper model, not hardware", "{path}");
         }
-        let emu = Emulator::new(Model::load(&format!("sm90:{path}")).unwrap());
+        let emu = Emulator::new(Model::load(&mmafuzz::model::default_name(&path)).unwrap());
         // (elements differing, of which both sides are NaN)
         let (differ, both_nan) = cases
             .par_iter()

@@ -76,7 +76,7 @@ fn every_combination_of_forms_gives_the_same_cases_and_d() {
         "mma.sp.m16n8k32.f32.f16.f16.f32",
         "mma.sp.m16n8k16.f32.tf32.tf32.f32",
     ] {
-        let model = format!("sm90:{path}");
+        let model = mmafuzz::model::default_name(&path);
         let cases = tiles(path, 40, 11);
         let emu = Emulator::new(Model::load(&model).unwrap());
         let want: Vec<Vec<u64>> = cases.iter().map(|c| emu.run(c).unwrap()).collect();
@@ -113,7 +113,7 @@ fn an_npz_of_several_chunks_keeps_each_tile_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let at = |name: &str| dir.path().join(name);
     let path = "mma.m16n8k16.f32.f16.f16.f32";
-    let model = format!("sm90:{path}");
+    let model = mmafuzz::model::default_name(&path);
     ok(&mmafuzz(&["gen", "--path", path, "--count", "700", "--seed", "5", "--out", s(&at("tiles.npz"))]));
     ok(&mmafuzz(&["emulate", "--model", &model, "--in", s(&at("tiles.npz")), "--out", s(&at("d.npz"))]));
     let emu = Emulator::new(Model::load(&model).unwrap());
@@ -277,7 +277,7 @@ fn numpy_files_typed_or_raw_give_the_same_d() {
     let dir = tempfile::tempdir().unwrap();
     let at = |name: &str| dir.path().join(name);
     let path = "mma.m16n8k16.f32.f16.f16.f32";
-    let model = format!("sm90:{path}");
+    let model = mmafuzz::model::default_name(&path);
     let cases = tiles(path, 24, 3);
     let n = cases.len();
     let cat = |part: fn(&MmaCase) -> &Vec<u64>| cases.iter().flat_map(|c| part(c).iter().copied()).collect::<Vec<u64>>();
@@ -476,7 +476,7 @@ fn library_models_stay_with_jsonl() {
     let dir = tempfile::tempdir().unwrap();
     let input: PathBuf = dir.path().join("cases.npz");
     write_cases(&input, &tiles("mma.m16n8k16.f32.f16.f16.f32", 1, 1)).unwrap();
-    let err = fails(&["emulate", "--model", "sm90:cublas.gemm.f32.f16.f16.f32", "--in", s(&input), "--out", "-"]);
+    let err = fails(&["emulate", "--model", "h100:cublas.gemm.f32.f16.f16.f32", "--in", s(&input), "--out", "-"]);
     assert!(err.contains("library model") && err.contains("no .npz"), "{err}");
 }
 

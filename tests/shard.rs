@@ -34,7 +34,7 @@ fn four_shards_merged_equal_one_hunt() {
     let plant = dir.path().join("plant.toml");
     std::fs::write(&plant, format!("base = \"sm90:{PATH}\"\n[align]\nfloor_below_emin = 6\n")).unwrap();
     let plant = plant.to_str().unwrap();
-    let common = ["hunt", "--path", PATH, "--against", &format!("sm90:{PATH}") as &str, "--model", plant, "--tiles", "3000", "--seed", "5", "--per-class", "1000000"];
+    let common = ["hunt", "--path", PATH, "--against", &mmafuzz::model::default_name(&PATH) as &str, "--model", plant, "--tiles", "3000", "--seed", "5", "--per-class", "1000000"];
     let whole = dir.path().join("whole");
     let out = mmafuzz(&[&common[..], &["--findings", whole.to_str().unwrap()]].concat());
     assert_eq!(out.status.code(), Some(1), "the plant diverges: {}", String::from_utf8_lossy(&out.stderr));

@@ -6,7 +6,7 @@
 # library model learned, on fresh random inputs, and compares every element of D with
 # `mmafuzz.matmul`. Without CUDA it says so and stops.
 #
-#     python examples/python/check_torch.py [--shapes 12] [--seed 1] [--model sm90:cublas.gemm.f32.f16.f16.f32 ...]
+#     python examples/python/check_torch.py [--shapes 12] [--seed 1] [--model h100:cublas.gemm.f32.f16.f16.f32 ...]
 
 # %%
 import argparse

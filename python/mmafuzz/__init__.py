@@ -61,13 +61,13 @@ def formats() -> dict:
 
 def models(kind: Optional[str] = None) -> list:
     """Embedded models as (kind, name, description); kind is "instruction" (one per GPU
-    instruction path, ``sm90:mma...``), "library" (whole cuBLAS GEMMs, ``sm90:cublas...``) or
+    instruction path, ``sm90:mma...``), "library" (whole cuBLAS GEMMs, ``h100:cublas...``) or
     "hypothesis" (named arithmetic hypotheses such as ``v100`` or ``exact-rne``)."""
     out = _native.models()
     return [m for m in out if kind is None or m[0] == kind]
 
 
-def learned_shapes(model: str = "sm90:cublas.gemm.f32.f16.f16.f32") -> list:
+def learned_shapes(model: str = "h100:cublas.gemm.f32.f16.f16.f32") -> list:
     """The GEMM shapes a library model's table learned on the GPU, as (m, n, k, beta, kernel),
     sorted by (m, n, k, beta): :func:`matmul` runs these without ``config=``; beta 1 is
     ``torch.addmm`` with a full C."""
@@ -235,13 +235,13 @@ def _matrix(x, fmt: str, what: str, dims: int = 2) -> Tuple[np.ndarray, np.ndarr
     return x, _bits(x, fmt, what)
 
 
-def matmul(a, b, c=None, model: str = "sm90:cublas.gemm.f32.f16.f16.f32", *, bias=None, config: Optional[str] = None, return_config: bool = False):
+def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bias=None, config: Optional[str] = None, return_config: bool = False):
     """One whole GEMM as PyTorch runs it through cuBLAS/cuBLASLt, bit for bit: D = A·B
     (``torch.mm``), D = A·B + C (``torch.addmm``, β = 1) or D = A·B + bias (``F.linear``'s bias
     epilogue, ``bias`` n elements). A m×k, B k×n, any shape the model's table learned.
 
     ``model``: a library model (``models("library")``), named for its formats:
-    ``sm90:cublas.gemm.D.A.B.C``; e.g. ``...f32.f16.f16.f32`` takes float16 A and B and returns
+    ``h100:cublas.gemm.D.A.B.C``; e.g. ``...f32.f16.f16.f32`` takes float16 A and B and returns
     float32. The kernel configuration (tile, split-K, reduction) comes from the model's table of
     shapes recorded on the GPU; a shape outside it raises :class:`UnlearnedShape` unless
     ``config`` gives the kernel (the ``algo=[...]`` text of cuBLASLt's CUBLASLT_LOG_LEVEL=5 trace);

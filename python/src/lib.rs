@@ -311,7 +311,7 @@ fn matmul_raw<'py>(
             Some(c) => c,
             None => match emu.config(&g) {
                 Ok(c) => c.clone(),
-                Err(e @ (GemmError::Unlearned { .. } | GemmError::UnlearnedBias { .. })) => {
+                Err(e @ GemmError::Unlearned { .. }) => {
                     return Err(UnlearnedShape::new_err(format!("{e}; pass config= (the algo=[...] text cuBLASLt's CUBLASLT_LOG_LEVEL=5 trace prints)")))
                 }
                 Err(e) => return Err(err(e)),
@@ -440,7 +440,7 @@ fn gemm_records_raw<'py>(py: Python<'py>, file: std::path::PathBuf, limit: Optio
         }
         let at = |e: &dyn std::fmt::Display| err(format!("{}:{}: {e}", file.display(), no + 1));
         let r = GemmRecord::parse(&line).map_err(|e| at(&e))?;
-        let name = format!("sm90:{}", r.path);
+        let name = mmafuzz::model::default_name(&r.path);
         let lm = match models.get(&name) {
             Some(m) => m.clone(),
             None => {

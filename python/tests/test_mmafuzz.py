@@ -315,7 +315,7 @@ def test_bad_input_is_a_clear_error():
     with pytest.raises(mmafuzz.MmafuzzError, match="unknown model"):
         mmafuzz.emulate("no-such-model", a, b, c)
     with pytest.raises(mmafuzz.MmafuzzError, match="library model"):
-        mmafuzz.emulate("sm90:cublas.gemm.f32.f16.f16.f32", a, b, c)
+        mmafuzz.emulate("h100:cublas.gemm.f32.f16.f16.f32", a, b, c)
     with pytest.raises(mmafuzz.MmafuzzError, match="instruction model"):
         mmafuzz.matmul(a[0].view(np.float16), b[0].view(np.float16), model=F16_F32)
     with pytest.raises(TypeError, match="float32"):
@@ -336,7 +336,7 @@ def test_models_lists_every_kind():
     kinds = {k for k, _, _ in mmafuzz.models()}
     assert kinds == {"instruction", "library", "hypothesis"}
     names = [n for _, n, _ in mmafuzz.models("library")]
-    assert "sm90:cublas.gemm.f32.f16.f16.f32" in names and "sm90:cublaslt.matmul.f32.e4m3.e4m3.f32" in names
+    assert "h100:cublas.gemm.f32.f16.f16.f32" in names and "h200:cublaslt.matmul.f32.e4m3.e4m3.f32" in names
     assert F16_F32 in [n for _, n, _ in mmafuzz.models("instruction")]
 
 

@@ -48,7 +48,7 @@ pub fn bench_paths(filter: &str, seconds: f64) -> anyhow::Result<ExitCode> {
 /// The instruction paths `filter` names (`sm90`: all with an embedded sm90 model; otherwise
 /// comma-separated ids or parts of ids), each with its model.
 fn chosen_paths(filter: &str) -> anyhow::Result<Vec<(&'static mmafuzz::exec::PathSpec, Model)>> {
-    let with_model = mmafuzz::exec::PATHS.iter().filter(|p| p.module != mmafuzz::exec::Module::Cublas).filter_map(|p| Model::load(&format!("sm90:{}", p.id)).ok().map(|m| (p, m)));
+    let with_model = mmafuzz::exec::PATHS.iter().filter(|p| p.module != mmafuzz::exec::Module::Cublas).filter_map(|p| Model::load(&mmafuzz::model::default_name(&p.id)).ok().map(|m| (p, m)));
     let chosen: Vec<_> = if filter.trim() == "sm90" {
         with_model.collect()
     } else {

@@ -175,7 +175,7 @@ pub fn corpus(cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
             let f = file_of(&corpus, &path);
             let (cases, bad) = read_corpus(&f).with_context(|| format!("cannot read {}", f.display()))?;
             anyhow::ensure!(bad.is_empty(), "{} has unreadable lines (first: {})", f.display(), bad[0]);
-            let model = Model::load(model.as_deref().unwrap_or(&format!("sm90:{path}")))?;
+            let model = Model::load(model.as_deref().unwrap_or(&mmafuzz::model::default_name(&path)))?;
             let keep = mmafuzz::corpus::minimise(&cases, &model);
             mmafuzz::store::write_lines_atomically(&output, &lines_of(&f, &cases, &keep)).with_context(|| format!("cannot write {}", output.display()))?;
             println!("kept {} of {} tiles of {path} in {} (every single-knob alternative of {} the corpus refutes stays refuted)", keep.len(), cases.len(), output.display(), model.name);
@@ -190,7 +190,7 @@ fn add_from_fuzz(artifact: &Path, path: Option<&str>, model: Option<&str>, findi
     let p = super::fuzz::path_of(artifact, path)?;
     let bytes = std::fs::read(artifact).with_context(|| format!("cannot read {}", artifact.display()))?;
     let a = Side::from_spec("gpu", p).map_err(|e| anyhow::anyhow!("the corpus holds GPU results: {e}"))?;
-    let b = Side::from_spec(model.unwrap_or(&format!("sm90:{}", p.id)), p).map_err(|e| anyhow::anyhow!(e))?;
+    let b = Side::from_spec(model.unwrap_or(&mmafuzz::model::default_name(&p.id)), p).map_err(|e| anyhow::anyhow!(e))?;
     let Side::Gpu { gpus, .. } = &a else { unreachable!("side A is the GPU") };
     let provenance = super::gpu::provenance(&gpus[0], p);
     // Distinct tiles only: an input's unnamed tiles are all zeros.

@@ -42,7 +42,7 @@ const CHUNK: u64 = 1 << 16;
 
 pub fn check(args: EngineCheckArgs) -> anyhow::Result<ExitCode> {
     let path = super::gpu::path(&args.path)?;
-    let model_name = args.model.clone().unwrap_or_else(|| format!("sm90:{}", path.id));
+    let model_name = args.model.clone().unwrap_or_else(|| mmafuzz::model::default_name(&path.id));
     let model = Model::load(&model_name)?;
     let gpu = Gpu::open(args.device)?;
     let engine = GpuEngine::new(&gpu, path, &model).map_err(anyhow::Error::msg)?;

@@ -76,7 +76,7 @@ pub fn fuzz(cmd: FuzzCommand) -> anyhow::Result<ExitCode> {
             let path = path_of(&artifact, path.as_deref())?;
             let bytes = std::fs::read(&artifact).with_context(|| format!("cannot read {}", artifact.display()))?;
             let a = side_a(against.as_deref(), path)?;
-            let b = Side::from_spec(model.as_deref().unwrap_or(&format!("sm90:{}", path.id)), path).map_err(|e| anyhow::anyhow!(e))?;
+            let b = Side::from_spec(model.as_deref().unwrap_or(&mmafuzz::model::default_name(&path.id)), path).map_err(|e| anyhow::anyhow!(e))?;
             let d = Differential { path, a, b };
             let outcome = d.run(&bytes)?;
             print!("{}", describe(&d, &outcome));

@@ -30,7 +30,7 @@ pub struct GemmArgs {
     #[arg(long)]
     all: bool,
     /// A as a .npy file (m×k, C order; typed f16/f32/f64 or raw bits as unsigned integers):
-    /// emulate this GEMM under a library model (sm90:cublas..., sm90:cublaslt...) instead of
+    /// emulate this GEMM under a library model (h200:cublas..., h100:cublaslt...) instead of
     /// the example. Needs --b and --out.
     #[arg(long, requires_all = ["b", "out"])]
     a: Option<PathBuf>,
@@ -50,6 +50,18 @@ pub struct GemmArgs {
     /// default: the model's learned table for this shape.
     #[arg(long)]
     config: Option<String>,
+    /// A kernel table of your own (`.configs.tsv[.gz]`, e.g. from a trace of your program)
+    /// instead of the model's.
+    #[arg(long, requires = "a")]
+    table: Option<PathBuf>,
+    /// Where the table does not hold the shape, use the model's predictor (declined otherwise;
+    /// README: how often it is wrong on held-out shapes).
+    #[arg(long, requires = "a")]
+    predicted: bool,
+    /// The GPU you want D of (h100, h200, or its name): a warning where the model's kernel
+    /// choices belong to another.
+    #[arg(long, requires = "a")]
+    gpu: Option<String>,
     /// With --a/--b as f32 matrices: run a precision scheme of library GEMMs instead of one
     /// (markidis3/markidis4: Markidis et al.'s FP16 refinement A16·B16 + R_A·B16 + A16·R_B
     /// [+ R_A·R_B], each product added by torch.addmm(D, X, Y, out_dtype=float32); f16, f32,
@@ -123,10 +135,14 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
     use mmafuzz::library::gemm::{Gemm, LibraryEmulator};
     use mmafuzz::library::{npy, KernelConfig, LibraryError, LibraryModel};
-    let lm = match LibraryModel::load(args.model.as_deref().expect("clap requires --model"), None) {
-        Err(LibraryError::NotLibrary(m)) => anyhow::bail!("--a needs a library model (sm90:cublas... or sm90:cublaslt..., see `mmafuzz library list`); '{m}' is an instruction model"),
+    let mut lm = match LibraryModel::load(args.model.as_deref().expect("clap requires --model"), args.table.as_deref()) {
+        Err(LibraryError::NotLibrary(m)) => anyhow::bail!("--a needs a library model (h200:cublas..., h100:cublaslt..., see `mmafuzz library list`); '{m}' is an instruction model"),
         other => other?,
     };
+    lm.use_predictor = args.predicted;
+    if let Some(w) = lm.gpu_mismatch(args.gpu.as_deref()) {
+        eprintln!("warning: {w}");
+    }
     let r = &lm.rules;
     let (a_path, b_path, out) = (args.a.as_ref().expect("checked"), args.b.as_ref().expect("clap requires --b"), args.out.as_ref().expect("clap requires --out"));
     let a = npy::read(a_path, r.inputs)?;
@@ -148,7 +164,7 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
     emu.check(&g)?;
     let config = match &args.config {
         Some(text) => KernelConfig::from_log(text)?,
-        None => emu.config(&g).map_err(|e| anyhow::anyhow!("{e}; give the kernel with --config (CUBLASLT_LOG_LEVEL=5 prints it) or record it with scripts/torch-lib.py configs"))?.clone(),
+        None => emu.config(&g).map_err(|e| anyhow::anyhow!("{e}; give the kernel with --config (CUBLASLT_LOG_LEVEL=5 prints it) or a traced table with --table"))?.clone(),
     };
     let plan = emu.plan(&g, &config)?;
     let bar = ProgressBar::new((m * n) as u64);

@@ -146,7 +146,7 @@ fn side_a(against: Option<&str>, devices: &str, path: &'static mmafuzz::exec::Pa
 pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     let path = super::gpu::path(&args.path)?;
     anyhow::ensure!(args.time.is_some() || args.tiles.is_some(), "say how long to hunt: --time (e.g. 10m) or --tiles N");
-    let model = args.model.clone().unwrap_or_else(|| format!("sm90:{}", path.id));
+    let model = args.model.clone().unwrap_or_else(|| mmafuzz::model::default_name(&path.id));
     let b = Side::model(Model::load(&model)?);
     let engine_kind = match args.engine.as_str() {
         "gpu" => Engine::Gpu,

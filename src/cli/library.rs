@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use mmafuzz::library::record::{replay_text, GemmRecord, Ratchet, Summary};
-use mmafuzz::library::{LibraryModel, ScheduleRules};
+use mmafuzz::library::{LibraryModel, ScheduleRules, TorchOp};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,9 +11,12 @@ use std::process::ExitCode;
 pub enum LibraryCommand {
     /// List the library models: their tables (shapes learned, distinct kernels) and schedules.
     List,
-    /// The kernel a library model says cuBLASLt runs for a shape, and the schedule it implies.
+    /// The kernel a library model says cuBLASLt runs for a call at a shape (traced, or
+    /// predicted, or declined with the reason), and the schedule it implies.
+    ///
+    ///   mmafuzz library config --model h200:cublas.gemm.bf16.bf16.bf16.bf16 --op linear --m 1 --n 4096 --k 4096
     Config {
-        /// Library model, e.g. sm90:cublas.gemm.f32.f16.f16.f32.
+        /// Library model, e.g. h200:cublas.gemm.f32.f16.f16.f32 (`mmafuzz library list`).
         #[arg(long)]
         model: String,
         #[arg(long)]
@@ -22,9 +25,55 @@ pub enum LibraryCommand {
         n: usize,
         #[arg(long)]
         k: usize,
-        /// β = 1 (torch.addmm with a matrix C) instead of β = 0 (torch.mm).
-        #[arg(long)]
+        /// The PyTorch call: mm, addmm, linear, linear_bias, scaled_mm.
+        #[arg(long, default_value = "mm")]
+        op: TorchOp,
+        /// Same as --op addmm (torch.addmm with a matrix C).
+        #[arg(long, conflicts_with = "op")]
         beta: bool,
+        /// A kernel table of your own (`mmafuzz library trace`) instead of the model's.
+        #[arg(long)]
+        table: Option<PathBuf>,
+        /// Use the predictor where the table does not hold the shape (its held-out wrong rate
+        /// is in the README; without this such shapes are declined).
+        #[arg(long)]
+        predicted: bool,
+    },
+    /// Check the predictors on a validation trace (scripts/torch-trace.py validate, drawn after
+    /// learning): per path, call and shape class, the GEMMs whose kernel the model gives
+    /// without the trace with the logged kernel's schedule (exact), declines, or gives another
+    /// schedule (wrong); and with the trace, how many logged kernels the model runs. Exits 1 if
+    /// any is wrong.
+    CheckPredict {
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        #[arg(long)]
+        gpu: String,
+    },
+    /// Learn a GPU's kernel choices from a trace (scripts/torch-trace.py learn): per path and
+    /// PyTorch call, a decision tree over the shape predicting the numerically relevant
+    /// configuration, validated on a held-out part of the trace (leaves it finds unsure decline),
+    /// and a table of the traced shapes the tree does not get right. Writes
+    /// DIR/<path>.predict.tsv.gz and DIR/<path>.configs.tsv.gz atomically, and prints the
+    /// held-out results. Rebuild to embed them.
+    ///
+    ///   mmafuzz library fit h200-learn.tsv.gz --gpu h200 --out models/h200/cublas
+    Fit {
+        /// The trace (scripts/torch-trace.py's output), or with --from-table kernel tables.
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// The GPU the trace was taken on: its models are h200:<path> (or h100:...).
+        #[arg(long)]
+        gpu: String,
+        #[arg(long)]
+        out: PathBuf,
+        /// Seed of the deal into learning, calibration and held-out shapes.
+        #[arg(long, default_value_t = 58001)]
+        seed: u64,
+        /// The inputs are kernel tables (.configs.tsv.gz, e.g. an older grid trace): learn a
+        /// predictor from each and keep the table whole.
+        #[arg(long)]
+        from_table: bool,
     },
     /// Put GPU-recorded GEMMs (scripts/torch-lib.py record) into the corpus in its compact
     /// form: at most --max-elements elements per GEMM, D as steps from a reference sum of the
@@ -84,7 +133,7 @@ pub enum LibraryCommand {
     Learn {
         #[arg(required = true)]
         configs: Vec<PathBuf>,
-        #[arg(long, default_value = "models/sm90/cublas")]
+        #[arg(long, default_value = "models/h100/cublas")]
         tables: PathBuf,
     },
     /// Shape coverage: per path, how many of the kernel configurations in the learned table the
@@ -184,7 +233,9 @@ pub enum LibraryCommand {
 pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         LibraryCommand::List => list(),
-        LibraryCommand::Config { model, m, n, k, beta } => config(&model, m, n, k, beta),
+        LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
+        LibraryCommand::CheckPredict { traces, gpu } => super::library_fit::check_predict(&traces, &gpu),
+        LibraryCommand::Fit { traces, gpu, out, seed, from_table } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),
         LibraryCommand::Replay { records, model, table, verbose, by_shape, write_ratchet } => {
             replay(&records, model.as_deref(), table.as_deref(), verbose, by_shape, write_ratchet.as_deref())
@@ -211,14 +262,23 @@ fn list() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn config(model: &str, m: usize, n: usize, k: usize, beta: bool) -> anyhow::Result<ExitCode> {
-    let lm = LibraryModel::load(model, None)?;
-    let Some(c) = lm.table.get(m, n, k, beta) else {
-        println!("{m}x{n}x{k} (beta {}): not in {model}'s table of {} shapes: outside what was learned", beta as u8, lm.table.len());
-        return Ok(ExitCode::from(1));
+fn config(model: &str, m: usize, n: usize, k: usize, op: TorchOp, table: Option<&std::path::Path>, predicted: bool) -> anyhow::Result<ExitCode> {
+    use mmafuzz::library::gemm::LibraryEmulator;
+    let mut lm = LibraryModel::load(model, table)?;
+    lm.use_predictor = predicted;
+    if let Some(w) = lm.gpu_mismatch(None) {
+        eprintln!("warning: {w}");
+    }
+    let emu = LibraryEmulator::new(&lm);
+    let (c, source) = match emu.choose((m, n, k), op) {
+        Ok(x) => x,
+        Err(e) => {
+            println!("{e}");
+            return Ok(ExitCode::from(1));
+        }
     };
-    println!("{m}x{n}x{k} (beta {}): {c}", beta as u8);
-    match lm.rules.plan(m, n, k, c) {
+    println!("{op} {m}x{n}x{k}: {c} [{source}]");
+    match mmafuzz::library::fit::plan_of(&lm.rules, op, (m, n, k), c) {
         Ok(p) => {
             let lens: Vec<usize> = p.slices.iter().map(|s| s.iter().map(|r| r.len()).sum()).collect();
             println!("  {} chain(s) over K of {:?}{}, reduction {:?}", p.slices.len(), &lens[..lens.len().min(4)], if lens.len() > 4 { " ..." } else { "" }, p.reduction);
@@ -249,7 +309,7 @@ fn fprev(files: &[PathBuf], model: Option<&str>, keep: usize) -> anyhow::Result<
                 println!("{tag}: unknown path {:?}", probe.path);
                 continue;
             };
-            let name = model.map_or_else(|| format!("sm90:{path}"), str::to_string);
+            let name = model.map_or_else(|| mmafuzz::model::default_name(&path), str::to_string);
             if !models.contains_key(&name) {
                 models.insert(name.clone(), LibraryModel::load(&name, None)?);
             }
@@ -366,7 +426,7 @@ fn export(files: &[PathBuf], path: Option<&str>, family: Option<&str>, out: &std
                     continue;
                 }
             }
-            let name = format!("sm90:{}", rec.path);
+            let name = mmafuzz::model::default_name(&rec.path);
             if !models.contains_key(&name) {
                 models.insert(name.clone(), LibraryModel::load(&name, None)?);
             }
@@ -403,7 +463,7 @@ fn import(files: &[PathBuf], corpus: &std::path::Path, max_elements: usize) -> a
         let text = read_records(file)?;
         for (no, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let rec = GemmRecord::parse(line).with_context(|| format!("{} line {}", file.display(), no + 1))?;
-            let name = format!("sm90:{}", rec.path);
+            let name = mmafuzz::model::default_name(&rec.path);
             if !models.contains_key(&name) {
                 models.insert(name.clone(), LibraryModel::load(&name, None)?);
             }
@@ -535,7 +595,7 @@ fn learn(files: &[PathBuf], dir: &std::path::Path) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ");
         for (c, config) in &lines {
-            table.insert(c.m, c.n, c.k, c.beta == 1, config.clone());
+            table.insert(c.m, c.n, c.k, if c.beta == 1 { TorchOp::Addmm } else { TorchOp::Mm }, config.clone());
         }
         table.provenance.push(format!("{} shapes merged by `mmafuzz library learn` on {}{}", lines.len(), mmafuzz::store::today_utc(), if source.is_empty() { String::new() } else { format!(" ({source})") }));
         mmafuzz::store::write_atomically(&file, table.to_text().as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
@@ -565,7 +625,7 @@ fn coverage(files: &[PathBuf], steer: Option<usize>, out: Option<&std::path::Pat
     println!("{:<46} {:>8} {:>8} {:>7} {:>12}  most used kernel not reached", "path", "kernels", "reached", "beyond", "table shapes");
     let mut jobs = Vec::new();
     for (path, set) in &seen {
-        let lm = LibraryModel::load(&format!("sm90:{path}"), None)?;
+        let lm = LibraryModel::load(&mmafuzz::model::default_name(&path), None)?;
         let c = coverage(&lm.table, set);
         let top = c.unreached.first().map(|(k, n)| format!("{k} ({n} shapes)")).unwrap_or_else(|| "-".into());
         let share = if c.shapes == 0 { "-".to_string() } else { format!("{:.1}%", 100.0 * c.shapes_reached as f64 / c.shapes as f64) };

@@ -15,6 +15,7 @@ mod infer;
 mod io;
 mod library;
 mod library_exec;
+mod library_fit;
 mod models;
 mod probes;
 mod report;

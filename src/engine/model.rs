@@ -143,7 +143,7 @@ mod tests {
     fn sm90_models_of_the_engine_paths_are_taken_and_others_refused() {
         for id in ["mma.m16n8k16.f32.f16.f16.f32", "mma.m16n8k16.f32.bf16.bf16.f32", "mma.m16n8k16.f16.f16.f16.f16"] {
             let p = path_by_id(id).unwrap();
-            let m = EngineModel::new(&Model::load(&format!("sm90:{id}")).unwrap(), p).unwrap();
+            let m = EngineModel::new(&Model::load(&crate::model::default_name(&id)).unwrap(), p).unwrap();
             assert_eq!((m.block_width, m.extra_bits, m.field_sum), (16, 2, 1), "{id}");
         }
         let p = path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap();

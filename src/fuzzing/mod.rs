@@ -42,7 +42,7 @@ impl Differential {
     /// side B from `MMAFUZZ_MODEL` (default `sm90:PATH`): how the fuzz targets are pointed.
     pub fn from_env(path: &'static PathSpec) -> Result<Differential, String> {
         let against = std::env::var("MMAFUZZ_AGAINST").unwrap_or_else(|_| "gpu".into());
-        let model = std::env::var("MMAFUZZ_MODEL").unwrap_or_else(|_| format!("sm90:{}", path.id));
+        let model = std::env::var("MMAFUZZ_MODEL").unwrap_or_else(|_| crate::model::default_name(&path.id));
         Ok(Differential { path, a: Side::from_spec(&against, path)?, b: Side::from_spec(&model, path)? })
     }
 

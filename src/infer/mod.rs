@@ -287,7 +287,7 @@ pub fn base_model(p: &crate::exec::PathSpec) -> Result<crate::Model, crate::mode
     let kin = p.id.replacen("tcgen05.mma.", "wgmma.", 1);
     let same_types = kin.replacen(&format!(".{}.{}", p.a_fmt, p.b_fmt), &format!(".{}.{}", p.a_fmt, p.a_fmt), 1);
     for id in [p.id.to_string(), kin, same_types] {
-        if let Ok(m) = crate::Model::load(&format!("sm90:{id}")) {
+        if let Ok(m) = crate::Model::load(&crate::model::default_name(&id)) {
             return Ok(m);
         }
     }

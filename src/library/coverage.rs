@@ -6,6 +6,7 @@
 //! count, reduction scheme, ...), the things that decide a library GEMM's arithmetic; a new
 //! configuration is a new schedule to check, a new random matrix under a known one mostly is not.
 
+use super::op::TorchOp;
 use super::config::KernelConfig;
 use super::table::ConfigTable;
 use rand::seq::SliceRandom;
@@ -72,7 +73,13 @@ pub fn steer(path: &str, table: &ConfigTable, recorded: &HashSet<KernelConfig>, 
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
     let cov = coverage(table, recorded);
     let mut cheapest: HashMap<&KernelConfig, (usize, usize, usize, bool)> = HashMap::new();
-    for ((m, n, k, beta), c) in table.iter() {
+    for ((m, n, k, op), c) in table.iter() {
+        // Steered shapes are torch.mm or torch.addmm calls.
+        let beta = match op {
+            TorchOp::Mm => false,
+            TorchOp::Addmm => true,
+            _ => continue,
+        };
         if m * n * k > max_mnk {
             continue;
         }
@@ -92,7 +99,7 @@ pub fn steer(path: &str, table: &ConfigTable, recorded: &HashSet<KernelConfig>, 
     while jobs.len() < count && guard < 100 * count {
         guard += 1;
         let (m, n, k) = (*SIZES.choose(&mut rng).expect("sizes"), *SIZES.choose(&mut rng).expect("sizes"), *SIZES.choose(&mut rng).expect("sizes"));
-        let learned = table.get(m, n, k, false).is_some() || table.get(m, n, k, true).is_some();
+        let learned = table.get(m, n, k, TorchOp::Mm).is_some() || table.get(m, n, k, TorchOp::Addmm).is_some();
         if m * n * k > max_mnk || learned {
             continue;
         }

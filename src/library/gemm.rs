@@ -3,6 +3,8 @@
 //! partial sums are reduced in order in the compute format, C is added once, D is rounded.
 
 use super::config::{KernelConfig, Reduction};
+use super::op::TorchOp;
+use super::predict::Prediction;
 use super::schedule::{CAdd, InputConversion, Plan, PlanError};
 use super::LibraryModel;
 use crate::case::MmaCase;
@@ -91,12 +93,32 @@ pub enum GemmError {
     Plan(#[from] PlanError),
     #[error(transparent)]
     Emulator(#[from] EmulatorError),
-    #[error("no recorded kernel configuration for {m}x{n}x{k} (beta {beta}) in this model's table: outside what was learned")]
-    Unlearned { m: usize, n: usize, k: usize, beta: u8 },
-    #[error("no recorded kernel configuration for {m}x{n}x{k} with a bias (F.linear's cuBLASLt epilogue): the table learned torch.mm and torch.addmm, whose kernels differ")]
-    UnlearnedBias { m: usize, n: usize, k: usize },
+    #[error("{op} at {m}x{n}x{k}: declined, {reason}")]
+    Unlearned { m: usize, n: usize, k: usize, op: &'static str, reason: String },
     #[error("shape: {0}")]
     Shape(String),
+}
+
+/// Where a GEMM's kernel configuration came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// Named by the caller (`--config`).
+    Given,
+    /// The shape was traced: the kernel cuBLASLt logged for it.
+    Traced,
+    /// The predictor's answer; `support` learned shapes reached its leaf, `held` = (right,
+    /// reached) of the held-out ones.
+    Predicted { support: usize, held: (usize, usize) },
+}
+
+impl std::fmt::Display for ConfigSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigSource::Given => write!(f, "given"),
+            ConfigSource::Traced => write!(f, "traced"),
+            ConfigSource::Predicted { support, held } => write!(f, "predicted (from {support} learned shapes; {} of {} held-out shapes there right)", held.0, held.1),
+        }
+    }
 }
 
 /// A library model ready to emulate GEMMs.
@@ -112,18 +134,35 @@ impl<'a> LibraryEmulator<'a> {
         LibraryEmulator { model, emulators }
     }
 
-    /// The configuration the library runs for this GEMM's shape, from the learned table.
+    /// The configuration the library runs for this GEMM (torch.mm, torch.addmm with its C, or
+    /// F.linear with its bias), traced or predicted.
     pub fn config(&self, g: &Gemm) -> Result<&'a KernelConfig, GemmError> {
         self.config_for((g.m, g.n, g.k), g.c.is_some(), g.bias.is_some())
     }
 
-    /// The table's configuration for an m×n×k GEMM, with C where `beta` (none is learned with a
-    /// bias).
-    pub fn config_for(&self, (m, n, k): (usize, usize, usize), beta: bool, bias: bool) -> Result<&'a KernelConfig, GemmError> {
-        if bias {
-            return Err(GemmError::UnlearnedBias { m, n, k });
+    /// [`LibraryEmulator::choose`] for a GEMM with or without C and bias in torch.mm's layout.
+    pub fn config_for(&self, shape: (usize, usize, usize), beta: bool, bias: bool) -> Result<&'a KernelConfig, GemmError> {
+        Ok(self.choose(shape, TorchOp::of(beta, bias))?.0)
+    }
+
+    /// The kernel an m×n×k call of kind `op` runs: the traced one where the table holds the
+    /// shape, else the predictor's, else declined with the reason.
+    pub fn choose(&self, (m, n, k): (usize, usize, usize), op: TorchOp) -> Result<(&'a KernelConfig, ConfigSource), GemmError> {
+        let model = self.model;
+        if let Some(c) = model.table.get(m, n, k, op) {
+            return Ok((c, ConfigSource::Traced));
         }
-        self.model.table.get(m, n, k, beta).ok_or(GemmError::Unlearned { m, n, k, beta: beta as u8 })
+        let reason = match model.predictor.predict(op, (m, n, k)) {
+            Prediction::Config { config, support, held } if model.use_predictor => return Ok((config, ConfigSource::Predicted { support, held })),
+            Prediction::Config { config, support, .. } => format!(
+                "not traced; the predictor says {config} (from {support} learned shapes), which is still wrong for some shapes: pass --predicted (Python: predicted=True) to use it ({})",
+                model.chain.name
+            ),
+            _ if model.predictor.is_empty() && model.table_source.is_some() => format!("not in the table {}", model.table_source.as_deref().unwrap_or("")),
+            _ if model.predictor.is_empty() => format!("outside the {} traced shapes of {} (it has no predictor)", model.table.len(), model.chain.name),
+            Prediction::Declined(why) => format!("{why} ({})", model.chain.name),
+        };
+        Err(GemmError::Unlearned { m, n, k, op: op.call(), reason })
     }
 
     pub fn plan(&self, g: &Gemm, config: &KernelConfig) -> Result<Plan, GemmError> {
@@ -555,10 +594,10 @@ mod tests {
         let run = |name: &str, a, b, c| run_with(name, "algoId=13 customOption=83", a, b, c);
         let f32b = |x: f32| x.to_bits() as u64;
         let quiet_nan = f32b(f32::NAN);
-        assert_eq!(run("sm90:cublas.gemm.f32.f32.f32.f32", vec![quiet_nan, f32b(1.0)], vec![f32b(1.0); 2], None), 0x7fff_ffff);
+        assert_eq!(run("h100:cublas.gemm.f32.f32.f32.f32", vec![quiet_nan, f32b(1.0)], vec![f32b(1.0); 2], None), 0x7fff_ffff);
         let f64b = |x: f64| x.to_bits();
         let (inf, one) = (f64b(f64::INFINITY), f64b(1.0));
-        let dgemm = "sm90:cublas.gemm.f64.f64.f64.f64";
+        let dgemm = "h100:cublas.gemm.f64.f64.f64.f64";
         let invalid = run(dgemm, vec![inf, f64b(-f64::INFINITY)], vec![one, one], None);
         assert_eq!(invalid, 0xfff8_0000_0000_0000);
         // Sum and C both NaN: the GEMV kernel keeps the sum's, the tiled kernel C's.

@@ -3,17 +3,22 @@
 //! kernel the library picks for a shape ([`table`], recorded from cuBLASLt's own log), where
 //! that kernel cuts K, how it reduces the partial sums, where C enters and how D is rounded.
 //!
-//! A library model is named like its path, `sm90:cublas.gemm.f32.f16.f16.f32`; its TOML file
-//! holds the arithmetic knobs and a `[schedule]` table, and `models/<arch>/cublas/<path>.configs.tsv.gz`
-//! the recorded configuration of every shape learned.
+//! A library model is named by the GPU whose kernel choices it holds and its path,
+//! `h200:cublas.gemm.f32.f16.f16.f32`; its TOML file holds the arithmetic knobs and a
+//! `[schedule]` table (with `[schedule.gpu]`: the GPU, SM count and cuBLAS version), and
+//! `models/<gpu>/cublas/<path>.configs.tsv.gz` the traced configurations of shapes,
+//! `<path>.predict.tsv.gz` the predictor of the configuration at any other shape ([`predict`]).
 
 pub mod capture;
 pub mod config;
 pub mod coverage;
+pub mod fit;
 pub mod fprev;
 pub mod gemm;
 pub mod libgen;
 pub mod npy;
+pub mod op;
+pub mod predict;
 pub mod record;
 pub mod schedule;
 pub mod tree;
@@ -22,21 +27,38 @@ pub mod table;
 
 pub use config::{KernelConfig, Reduction};
 pub use gemm::{Gemm, GemmError};
+pub use op::TorchOp;
+pub use predict::Predictor;
 pub use schedule::{Plan, PlanError, ScheduleRules};
 pub use table::ConfigTable;
 
 use crate::model::{Model, ModelError};
 
-/// Recorded configuration tables shipped in the binary, by model name.
-const TABLES: &[(&str, &[u8])] = &[
-    ("sm90:cublas.gemm.f32.f16.f16.f32", include_bytes!("../../models/sm90/cublas/cublas.gemm.f32.f16.f16.f32.configs.tsv.gz")),
-    ("sm90:cublas.gemm.f16.f16.f16.f16", include_bytes!("../../models/sm90/cublas/cublas.gemm.f16.f16.f16.f16.configs.tsv.gz")),
-    ("sm90:cublas.gemm.f32.bf16.bf16.f32", include_bytes!("../../models/sm90/cublas/cublas.gemm.f32.bf16.bf16.f32.configs.tsv.gz")),
-    ("sm90:cublas.gemm.bf16.bf16.bf16.bf16", include_bytes!("../../models/sm90/cublas/cublas.gemm.bf16.bf16.bf16.bf16.configs.tsv.gz")),
-    ("sm90:cublas.gemm.f32.tf32.tf32.f32", include_bytes!("../../models/sm90/cublas/cublas.gemm.f32.tf32.tf32.f32.configs.tsv.gz")),
-    ("sm90:cublas.gemm.f32.f32.f32.f32", include_bytes!("../../models/sm90/cublas/cublas.gemm.f32.f32.f32.f32.configs.tsv.gz")),
-    ("sm90:cublas.gemm.f64.f64.f64.f64", include_bytes!("../../models/sm90/cublas/cublas.gemm.f64.f64.f64.f64.configs.tsv.gz")),
-];
+/// Kernel tables and predictors shipped in the binary, by model name.
+macro_rules! gpu_data {
+    ($($gpu:literal: [$($path:literal),*]),*) => {
+        &[$($(
+            (concat!($gpu, ":", $path),
+             include_bytes!(concat!("../../models/", $gpu, "/cublas/", $path, ".configs.tsv.gz")).as_slice(),
+             include_bytes!(concat!("../../models/", $gpu, "/cublas/", $path, ".predict.tsv.gz")).as_slice()),
+        )*)*]
+    };
+}
+const TABLES: &[(&str, &[u8], &[u8])] = gpu_data!(
+    "h100": [
+        "cublas.gemm.f32.f16.f16.f32", "cublas.gemm.f16.f16.f16.f16", "cublas.gemm.f32.bf16.bf16.f32", "cublas.gemm.bf16.bf16.bf16.bf16",
+        "cublas.gemm.f32.tf32.tf32.f32", "cublas.gemm.f32.f32.f32.f32", "cublas.gemm.f64.f64.f64.f64"
+    ],
+    "h200": [
+        "cublas.gemm.f32.f16.f16.f32", "cublas.gemm.f16.f16.f16.f16", "cublas.gemm.f32.bf16.bf16.f32", "cublas.gemm.bf16.bf16.bf16.bf16",
+        "cublas.gemm.f32.tf32.tf32.f32", "cublas.gemm.f32.f32.f32.f32", "cublas.gemm.f64.f64.f64.f64",
+        "cublaslt.matmul.f32.e4m3.e4m3.f32", "cublaslt.matmul.f32.e4m3.e4m3.f32.fast_accum", "cublaslt.matmul.f32.e4m3.e5m2.f32",
+        "cublaslt.matmul.f32.e5m2.e4m3.f32"
+    ]
+);
+
+/// The GPUs library models are learned for, as their names begin (`h200:cublas...`).
+pub const GPUS: [&str; 2] = ["h100", "h200"];
 
 /// A library model: arithmetic, schedule rules and the learned configuration table.
 pub struct LibraryModel {
@@ -44,7 +66,16 @@ pub struct LibraryModel {
     /// The chain under each `[[schedule.chains]]` rule, in order.
     pub variants: Vec<Model>,
     pub rules: ScheduleRules,
+    /// Traced shapes with the kernel cuBLASLt ran.
     pub table: ConfigTable,
+    /// The kernel at shapes the table does not hold (empty: none predicted).
+    pub predictor: Predictor,
+    /// Where the table came from when it is not the model's own (`--table FILE`).
+    pub table_source: Option<String>,
+    /// Answer with the predictor at shapes the table does not hold. Off unless asked for: on
+    /// held-out H200 shapes the predictors are still wrong for 1.5% of GEMMs (README), so by
+    /// default such a shape is declined, naming the prediction.
+    pub use_predictor: bool,
 }
 
 /// Why a library model cannot be loaded.
@@ -58,6 +89,8 @@ pub enum LibraryError {
     Invalid { name: String, message: String },
     #[error("configuration table {path}: {message}")]
     Table { path: String, message: String },
+    #[error("'{0}': library models name the GPU whose kernel choices they hold: {1}")]
+    NoGpu(String, String),
 }
 
 impl LibraryModel {
@@ -77,9 +110,14 @@ impl LibraryModel {
         }
     }
 
-    /// Load by name (`sm90:cublas.gemm.f32.f16.f16.f32`: embedded model and table) or from a
-    /// TOML file, with the table from `table` (a `.configs.tsv[.gz]` file) where given.
+    /// Load by name (`h200:cublas.gemm.f32.f16.f16.f32`: embedded model, table and predictor) or
+    /// from a TOML file, with the table from `table` (a `.configs.tsv[.gz]` file, e.g. what
+    /// `mmafuzz library trace` wrote) where given: then that table alone decides kernels.
     pub fn load(name_or_path: &str, table: Option<&std::path::Path>) -> Result<LibraryModel, LibraryError> {
+        if let Some(path) = name_or_path.strip_prefix("sm90:").filter(|p| p.starts_with("cublas")) {
+            let names = GPUS.map(|g| format!("{g}:{path}")).join(" or ");
+            return Err(LibraryError::NoGpu(name_or_path.to_string(), format!("{names} (cuBLASLt picks other kernels on each)")));
+        }
         let chain = Model::load(name_or_path)?;
         let schedule = chain.schedule.clone().ok_or_else(|| LibraryError::NotLibrary(chain.name.clone()))?;
         let rules = ScheduleRules::from_table(&schedule).map_err(|message| LibraryError::Invalid { name: chain.name.clone(), message })?;
@@ -95,33 +133,66 @@ impl LibraryModel {
                 start.with_overrides(&format!("{} chain {}", chain.name, i + 1), &c.knobs)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let table = match table {
+        let embedded = TABLES.iter().find(|(n, _, _)| *n == name_or_path || *n == chain.name);
+        let (table, predictor, table_source) = match table {
             Some(p) => {
                 let bytes = std::fs::read(p).map_err(|e| LibraryError::Table { path: p.display().to_string(), message: e.to_string() })?;
-                parse_table(&bytes, &p.display().to_string())?
+                (parse_table(&bytes, &p.display().to_string())?, Predictor::default(), Some(p.display().to_string()))
             }
-            None => match TABLES.iter().find(|(n, _)| *n == name_or_path || *n == chain.name) {
-                Some((n, bytes)) => parse_table(bytes, n)?,
-                None => ConfigTable::default(),
+            None => match embedded {
+                Some((n, table, predictor)) => (parse_table(table, n)?, parse_predictor(predictor, n)?, None),
+                None => (ConfigTable::default(), Predictor::default(), None),
             },
         };
-        Ok(LibraryModel { chain, variants, rules, table })
+        Ok(LibraryModel { chain, variants, rules, table, predictor, table_source, use_predictor: false })
     }
 
     /// Names of the embedded library models.
     pub fn embedded_names() -> Vec<&'static str> {
-        TABLES.iter().map(|(n, _)| *n).collect()
+        TABLES.iter().map(|(n, _, _)| *n).collect()
+    }
+
+    /// The GPU the model's kernel choices belong to.
+    pub fn gpu(&self) -> Option<&schedule::GpuInfo> {
+        self.rules.gpu.as_ref()
+    }
+
+    /// What a user asking for GPU `gpu` (`h100`, `h200`, or a name as the driver reports it)
+    /// should be told about this model's kernel choices: None where they are that GPU's; a
+    /// table given as a file is checked against the GPU its provenance names.
+    pub fn gpu_mismatch(&self, gpu: Option<&str>) -> Option<String> {
+        let own = self.gpu()?;
+        if let (Some(src), Some(traced)) = (&self.table_source, self.table.gpu_name()) {
+            if traced != own.name {
+                return Some(format!("the table {src} was traced on {traced}, but {} describes {}: its kernels are {traced}'s", self.chain.name, own.name));
+            }
+        }
+        let asked = gpu?;
+        if asked.eq_ignore_ascii_case(&own.key) || asked == own.name {
+            return None;
+        }
+        let what = if self.table_source.is_some() { "the given table's" } else { "its" };
+        Some(format!("{} holds the kernel choices of {own}; asked about {asked}, {what} answers may be another GPU's", self.chain.name))
+    }
+}
+
+fn parse_predictor(bytes: &[u8], what: &str) -> Result<Predictor, LibraryError> {
+    let text = gunzip_text(bytes, what)?;
+    Predictor::parse(&text).map_err(|e| LibraryError::Table { path: what.to_string(), message: e.to_string() })
+}
+
+fn gunzip_text(bytes: &[u8], what: &str) -> Result<String, LibraryError> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes), &mut s)
+            .map_err(|e| LibraryError::Table { path: what.to_string(), message: format!("not gzip text: {e}") })?;
+        Ok(s)
+    } else {
+        String::from_utf8(bytes.to_vec()).map_err(|_| LibraryError::Table { path: what.to_string(), message: "not UTF-8 text".into() })
     }
 }
 
 fn parse_table(bytes: &[u8], what: &str) -> Result<ConfigTable, LibraryError> {
-    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes), &mut s)
-            .map_err(|e| LibraryError::Table { path: what.to_string(), message: format!("not gzip text: {e}") })?;
-        s
-    } else {
-        String::from_utf8(bytes.to_vec()).map_err(|_| LibraryError::Table { path: what.to_string(), message: "not UTF-8 text".into() })?
-    };
+    let text = gunzip_text(bytes, what)?;
     ConfigTable::parse(&text).map_err(|e| LibraryError::Table { path: what.to_string(), message: e.to_string() })
 }

@@ -427,7 +427,7 @@ pub fn replay_text(
         let rec = GemmRecord::parse(line).map_err(|e| (no + 1, e.to_string()))?;
         let (name, table) = match model_override {
             Some((m, t)) => (m.to_string(), t),
-            None => (format!("sm90:{}", rec.path), None),
+            None => (crate::model::default_name(&rec.path), None),
         };
         if !models.contains_key(&name) {
             let m = LibraryModel::load(&name, table).map_err(|e| (no + 1, e.to_string()))?;

@@ -80,6 +80,40 @@ pub struct ScheduleRules {
     /// unsplit on enough output tiles.
     #[serde(default)]
     pub runtime_split: Vec<RuntimeSplitRule>,
+    /// The GPU and library version the model's kernel tables were learned on.
+    #[serde(default)]
+    pub gpu: Option<GpuInfo>,
+}
+
+/// Which GPU, library and framework a library model's kernel choices belong to: cuBLASLt's
+/// heuristics pick other kernels on another GPU (its SM count, memory) or library version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuInfo {
+    /// The short name models are named by (`h100`, `h200`: `h200:cublas.gemm...`).
+    pub key: String,
+    /// The name the driver reports (`torch.cuda.get_device_name()`, `nvidia-smi`).
+    pub name: String,
+    pub sm_count: u32,
+    /// cuBLAS / cuBLASLt version (cublasLtGetVersion).
+    pub cublas: String,
+    #[serde(default)]
+    pub driver: Option<String>,
+    #[serde(default)]
+    pub torch: Option<String>,
+}
+
+impl std::fmt::Display for GpuInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} SMs), cuBLAS {}", self.name, self.sm_count, self.cublas)?;
+        if let Some(d) = &self.driver {
+            write!(f, ", driver {d}")?;
+        }
+        if let Some(t) = &self.torch {
+            write!(f, ", torch {t}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Kernels with a run-time split-K (segment-K): how many segments a shape runs is learned per

@@ -48,7 +48,7 @@ pub struct Step {
     pub b: Part,
 }
 
-const HALF_PATH: &str = "sm90:cublas.gemm.f32.f16.f16.f32";
+const HALF_PATH: &str = "h100:cublas.gemm.f32.f16.f16.f32";
 
 impl Scheme {
     pub const ALL: [Scheme; 5] = [Scheme::F16, Scheme::Markidis3, Scheme::Markidis4, Scheme::F32, Scheme::Tf32];
@@ -77,8 +77,8 @@ impl Scheme {
                 s.push(half(Part::Residual, Part::Residual));
                 s
             }
-            Scheme::F32 => vec![Step { path: "sm90:cublas.gemm.f32.f32.f32.f32", a: Part::Full, b: Part::Full }],
-            Scheme::Tf32 => vec![Step { path: "sm90:cublas.gemm.f32.tf32.tf32.f32", a: Part::Full, b: Part::Full }],
+            Scheme::F32 => vec![Step { path: "h100:cublas.gemm.f32.f32.f32.f32", a: Part::Full, b: Part::Full }],
+            Scheme::Tf32 => vec![Step { path: "h100:cublas.gemm.f32.tf32.tf32.f32", a: Part::Full, b: Part::Full }],
         }
     }
 }

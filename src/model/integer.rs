@@ -248,7 +248,7 @@ mod tests {
     fn tile_runs_equal_elements_on_every_integer_path() {
         let mut checked = 0;
         for path in crate::exec::PATHS.iter().filter(|p| p.c_fmt.is_integer()) {
-            let model = crate::model::Model::load(&format!("sm90:{}", path.id)).unwrap();
+            let model = crate::model::Model::load(&crate::model::default_name(&path.id)).unwrap();
             let ar = model.arithmetic(path.a_fmt);
             let blocks = crate::model::emulator::block_members(&ar.blocks, path.k);
             for i in 0..20 {

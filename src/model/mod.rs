@@ -396,6 +396,17 @@ pub enum ModelError {
     Unknown(String, String),
 }
 
+/// The built-in model of a path: `sm90:<path>` for an instruction, `h100:<path>` for a cuBLAS or
+/// cuBLASLt GEMM (its arithmetic is every Hopper GPU's; `h200:<path>` holds the H200's kernel
+/// choices over the same arithmetic).
+pub fn default_name(path: &str) -> String {
+    if path.starts_with("cublas") {
+        format!("h100:{path}")
+    } else {
+        format!("sm90:{path}")
+    }
+}
+
 impl Model {
     /// Load by embedded name (`h100`, `exact-rne`, ...) or from a TOML file path.
     pub fn load(name_or_path: &str) -> Result<Model, ModelError> {
@@ -408,6 +419,12 @@ impl Model {
                 .map_err(|source| ModelError::Read { path: name_or_path.to_string(), source })?;
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or(name_or_path);
             return Model::from_toml(stem, &src);
+        }
+        if let Some(path) = name_or_path.strip_prefix("sm90:").filter(|p| p.starts_with("cublas")) {
+            return Err(ModelError::Invalid {
+                name: name_or_path.to_string(),
+                message: format!("library models name the GPU whose kernel choices they hold: h100:{path} or h200:{path}"),
+            });
         }
         Err(ModelError::Unknown(name_or_path.to_string(), embedded_model_names().join(", ")))
     }

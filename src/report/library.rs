@@ -81,7 +81,7 @@ pub fn rows(dir: &Path, limit: Option<usize>) -> std::io::Result<Vec<LibraryRow>
         let text = String::from_utf8_lossy(&crate::store::read_text(&file)?).into_owned();
         let records: Vec<GemmRecord> = text.lines().filter(|l| !l.trim().is_empty()).take(limit.unwrap_or(usize::MAX)).filter_map(|l| GemmRecord::parse(l).ok()).collect();
         let Some(first) = records.first() else { continue };
-        let Ok(model) = LibraryModel::load(&format!("sm90:{}", first.path), None) else { continue };
+        let Ok(model) = LibraryModel::load(&crate::model::default_name(&first.path), None) else { continue };
         let outcomes: Vec<(bool, bool)> = records
             .par_iter()
             .map(|r| match replay(r, &model) {

@@ -110,7 +110,7 @@ pub fn rows(corpus: &std::path::Path) -> Vec<Row> {
     PATHS
         .iter()
         .filter_map(|p| {
-            let name = format!("sm90:{}", p.id);
+            let name = crate::model::default_name(&p.id);
             let model = Model::load(&name).ok()?;
             let a = model.arithmetic(p.a_fmt).clone();
             let file = crate::store::jsonl_file(&corpus, &p.id);

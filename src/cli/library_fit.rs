@@ -1,0 +1,266 @@
+//! `mmafuzz library fit`: a GPU's traced kernel choices made into predictors and tables.
+
+use anyhow::Context;
+use mmafuzz::library::fit::{exception_table, fit as fit_op, FitStats, Fitted, Traced};
+use mmafuzz::library::predict::Predictor;
+use mmafuzz::library::{ConfigTable, KernelConfig, LibraryModel, TorchOp};
+use sha1::{Digest, Sha1};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// A trace as scripts/torch-trace.py writes it: a JSON line of provenance, then per path
+/// `path<TAB>NAME`, `cfg<TAB>ID<TAB>ALGO` and `OP<TAB>M<TAB>N<TAB>K<TAB>ID` lines.
+struct Trace {
+    provenance: serde_json::Value,
+    paths: BTreeMap<String, BTreeMap<TorchOp, Vec<Traced>>>,
+    /// Per path, each GEMM's call, shape class (a validation trace's sixth field) and index
+    /// into `paths[path][op]`.
+    classes: BTreeMap<String, Vec<(TorchOp, String, usize)>>,
+}
+
+fn read_trace(file: &Path) -> anyhow::Result<Trace> {
+    let bytes = mmafuzz::store::read_text(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = String::from_utf8(bytes).with_context(|| format!("{} is not UTF-8", file.display()))?;
+    let mut lines = text.lines().enumerate();
+    let (_, first) = lines.next().with_context(|| format!("{} is empty", file.display()))?;
+    let provenance: serde_json::Value = serde_json::from_str(first).with_context(|| format!("{} line 1: not the trace's provenance line", file.display()))?;
+    let mut paths: BTreeMap<String, BTreeMap<TorchOp, Vec<Traced>>> = BTreeMap::new();
+    let mut classes: BTreeMap<String, Vec<(TorchOp, String, usize)>> = BTreeMap::new();
+    // A configuration the emulator cannot read (numSplitsK=0, once, on SGEMM) is skipped with
+    // its GEMMs, and counted.
+    let (mut path, mut configs): (Option<String>, BTreeMap<String, Result<KernelConfig, String>>) = (None, BTreeMap::new());
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    for (no, line) in lines {
+        let at = || format!("{} line {}", file.display(), no + 1);
+        let f: Vec<&str> = line.split('\t').collect();
+        let (f, class) = match f[..] {
+            [op, m, n, k, id, class] => (vec![op, m, n, k, id], class),
+            _ => (f, ""),
+        };
+        match f[..] {
+            ["path", name] => {
+                path = Some(name.to_string());
+                configs.clear();
+            }
+            ["cfg", id, algo] => {
+                configs.insert(id.to_string(), KernelConfig::from_log(algo).map_err(|e| format!("{algo}: {e}")));
+            }
+            [op, m, n, k, id] => {
+                let op: TorchOp = op.parse().map_err(anyhow::Error::msg).with_context(at)?;
+                let dim = |s: &str| -> anyhow::Result<usize> {
+                    let x: usize = s.parse().with_context(|| format!("{}: '{s}' is not a dimension", at()))?;
+                    anyhow::ensure!((1..=mmafuzz::library::table::MAX_DIM).contains(&x), "{}: dimension {x} out of range", at());
+                    Ok(x)
+                };
+                let p = path.clone().with_context(|| format!("{}: a GEMM before any path line", at()))?;
+                let config = match configs.get(id).with_context(|| format!("{}: configuration {id} not defined", at()))? {
+                    Ok(c) => c.clone(),
+                    Err(why) => {
+                        *skipped.entry(format!("{p}: {why}")).or_default() += 1;
+                        continue;
+                    }
+                };
+                let list = paths.entry(p.clone()).or_default().entry(op).or_default();
+                classes.entry(p).or_default().push((op, class.to_string(), list.len()));
+                list.push(Traced { shape: (dim(m)?, dim(n)?, dim(k)?), config });
+            }
+            [""] => {}
+            _ => anyhow::bail!("{}: cannot read this line", at()),
+        }
+    }
+    for (why, count) in skipped {
+        eprintln!("{}: {count} GEMM(s) skipped, configuration unreadable: {why}", file.display());
+    }
+    Ok(Trace { provenance, paths, classes })
+}
+
+/// The learning set's hash: SHA-1 over its sorted `path op m n k config` lines.
+fn learning_hash(per_op: &BTreeMap<TorchOp, Vec<Traced>>, path: &str) -> String {
+    let mut lines: Vec<String> = per_op.iter().flat_map(|(op, v)| v.iter().map(move |t| format!("{path} {op} {} {} {} {}", t.shape.0, t.shape.1, t.shape.2, t.config.to_log()))).collect();
+    lines.sort();
+    let mut h = Sha1::new();
+    for l in &lines {
+        h.update(l.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool) -> anyhow::Result<ExitCode> {
+    let mut paths: BTreeMap<String, BTreeMap<TorchOp, Vec<Traced>>> = BTreeMap::new();
+    let mut source = String::new();
+    let mut tables: BTreeMap<String, ConfigTable> = BTreeMap::new();
+    for file in files {
+        if from_table {
+            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let path = name.strip_suffix(".configs.tsv.gz").or_else(|| name.strip_suffix(".configs.tsv")).with_context(|| format!("{}: not a <path>.configs.tsv[.gz] table", file.display()))?;
+            let bytes = mmafuzz::store::read_text(file).with_context(|| format!("cannot read {}", file.display()))?;
+            let table = ConfigTable::parse(&String::from_utf8(bytes)?).with_context(|| file.display().to_string())?;
+            for ((m, n, k, op), c) in table.iter() {
+                paths.entry(path.to_string()).or_default().entry(op).or_default().push(Traced { shape: (m, n, k), config: c.clone() });
+            }
+            source = table.provenance.first().cloned().unwrap_or_default();
+            tables.insert(path.to_string(), table);
+        } else {
+            let t = read_trace(file)?;
+            let p = &t.provenance["provenance"];
+            source = format!(
+                "gpu: {} ({} SMs), cuBLAS {}, driver {}, torch {}; scripts/torch-trace.py learn, seed {}",
+                p["gpu"].as_str().unwrap_or("?"),
+                p["sm_count"],
+                p["cublas"].as_str().unwrap_or("?"),
+                p["driver"].as_str().unwrap_or("?"),
+                p["torch"].as_str().unwrap_or("?"),
+                t.provenance["learn_seed"]
+            );
+            for (path, ops) in t.paths {
+                let e = paths.entry(path).or_default();
+                for (op, v) in ops {
+                    e.entry(op).or_default().extend(v);
+                }
+            }
+        }
+    }
+    let mut report = String::new();
+    let _ = writeln!(report, "{:<46} {:<12} {:>7} {:>7} {:>8} {:>9} {:>6} {:>6} {:>7} {:>9}", "path", "call", "traced", "held", "right", "declined", "wrong", "unmod", "leaves", "declining");
+    let mut total = FitStats::default();
+    for (path, ops) in &paths {
+        let name = format!("{gpu}:{path}");
+        let lm = LibraryModel::load(&name, None).with_context(|| format!("the trace's path {path} has no model {name}"))?;
+        let hash = learning_hash(ops, path);
+        let fitted: Vec<(TorchOp, Fitted)> = ops.iter().map(|(op, v)| (*op, fit_op(&lm.rules, *op, v, seed))).collect();
+        let mut predictor = Predictor::default();
+        predictor.provenance = vec![
+            format!("{name}: the kernel cuBLASLt runs, predicted per PyTorch call from the shape (`mmafuzz library fit`, {})", mmafuzz::store::today_utc()),
+            source.clone(),
+            format!("learning set: {} traced GEMMs, SHA-1 {hash} (sorted `path op m n k config` lines); deal seed {seed}: 70% grew the trees, 15% calibrated them, 15% held out", ops.values().map(Vec::len).sum::<usize>()),
+        ];
+        let mut ids: BTreeMap<String, usize> = BTreeMap::new();
+        for (op, f) in &fitted {
+            let s = f.stats;
+            predictor.provenance.push(format!("{op}: held out {} shapes: {} right, {} declined, {} wrong, {} unmodelled kernels; {} leaves, {} declining", s.held_out, s.right, s.declined, s.wrong, s.unmodelled, s.leaves, s.declining_leaves));
+            let _ = writeln!(report, "{path:<46} {:<12} {:>7} {:>7} {:>8} {:>9} {:>6} {:>6} {:>7} {:>9}", op.name(), s.learned, s.held_out, s.right, s.declined, s.wrong, s.unmodelled, s.leaves, s.declining_leaves);
+            for (a, b) in [(&mut total.learned, s.learned), (&mut total.held_out, s.held_out), (&mut total.right, s.right), (&mut total.declined, s.declined), (&mut total.wrong, s.wrong), (&mut total.unmodelled, s.unmodelled)] {
+                *a += b;
+            }
+            // Renumber the op's configurations into the file's one list.
+            let remap: Vec<usize> = f
+                .configs
+                .iter()
+                .map(|c| {
+                    let key = c.to_log();
+                    let next = predictor.configs.len();
+                    *ids.entry(key).or_insert_with(|| {
+                        predictor.configs.push(c.clone());
+                        next
+                    })
+                })
+                .collect();
+            let nodes = f
+                .nodes
+                .iter()
+                .map(|n| match n {
+                    mmafuzz::library::predict::Node::Leaf { config, support, held } => mmafuzz::library::predict::Node::Leaf { config: remap[*config], support: *support, held: *held },
+                    other => other.clone(),
+                })
+                .collect();
+            predictor.trees.insert(*op, nodes);
+        }
+        let table = match tables.remove(path) {
+            Some(t) => t,
+            None => {
+                let per_op: Vec<(TorchOp, &Fitted)> = fitted.iter().map(|(o, f)| (*o, f)).collect();
+                let mut prov = vec![
+                    format!("{name}: the traced shapes whose kernel the predictor does not give (`mmafuzz library fit`, {})", mmafuzz::store::today_utc()),
+                    source.clone(),
+                ];
+                prov.push(format!("learning set SHA-1 {hash}"));
+                exception_table(prov, &per_op)
+            }
+        };
+        std::fs::create_dir_all(out).with_context(|| format!("cannot make {}", out.display()))?;
+        // Gzipped by its name.
+        let write = |file: PathBuf, text: String| -> anyhow::Result<()> {
+            mmafuzz::store::write_atomically(&file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))
+        };
+        write(out.join(format!("{path}.predict.tsv.gz")), predictor.to_text())?;
+        if !from_table {
+            write(out.join(format!("{path}.configs.tsv.gz")), table.to_text())?;
+        }
+        eprintln!("{name}: {} tree nodes, {} configurations, {} table shapes", predictor.nodes(), predictor.configs.len(), table.len());
+    }
+    print!("{report}");
+    let pct = |x: usize| 100.0 * x as f64 / total.held_out.max(1) as f64;
+    println!(
+        "all: {} held-out shapes, {:.2}% right, {:.2}% declined, {:.3}% wrong, {:.2}% unmodelled kernels",
+        total.held_out,
+        pct(total.right),
+        pct(total.declined),
+        pct(total.wrong),
+        pct(total.unmodelled)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mmafuzz library check-predict`: a validation trace's logged kernels against what the
+/// models say without it (table, then predictor), per path, call and shape class.
+pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
+    use mmafuzz::library::fit::plan_of;
+    use mmafuzz::library::gemm::LibraryEmulator;
+    #[derive(Default, Clone, Copy)]
+    struct Count {
+        all: usize,
+        exact: usize,
+        declined: usize,
+        wrong: usize,
+        traced_ok: usize,
+    }
+    let mut rows: BTreeMap<(String, String, String), Count> = BTreeMap::new();
+    let mut wrongs: Vec<String> = vec![];
+    for file in files {
+        let t = read_trace(file)?;
+        if let Some(seed) = t.provenance.get("validate_seed") {
+            println!("{}: validation seed {seed}, {}", file.display(), t.provenance["provenance"]);
+        }
+        for (path, ops) in &t.paths {
+            let name = format!("{gpu}:{path}");
+            let mut lm = LibraryModel::load(&name, None)?;
+            lm.use_predictor = true;
+            let emu = LibraryEmulator::new(&lm);
+            for (op, class, i) in &t.classes[path] {
+                let traced = &ops[op][*i];
+                let truth = plan_of(&lm.rules, *op, traced.shape, &traced.config);
+                let class = if class.is_empty() { "-".to_string() } else { class.clone() };
+                let c = rows.entry((path.clone(), op.name().to_string(), class)).or_default();
+                c.all += 1;
+                c.traced_ok += truth.is_ok() as usize;
+                match (emu.choose(traced.shape, *op).ok().map(|(cfg, _)| plan_of(&lm.rules, *op, traced.shape, cfg)), &truth) {
+                    (Some(Ok(p)), Ok(t)) if p == *t => c.exact += 1,
+                    (Some(Ok(_)), Ok(_)) => {
+                        c.wrong += 1;
+                        let (m, n, k) = traced.shape;
+                        wrongs.push(format!("{path} {op} {m}x{n}x{k}: logged {}, predicted {}", traced.config, emu.choose(traced.shape, *op).map(|x| x.0.to_string()).unwrap_or_default()));
+                    }
+                    _ => c.declined += 1,
+                }
+            }
+        }
+    }
+    println!("{:<46} {:<12} {:<8} {:>6} {:>8} {:>9} {:>6}   {:>12}", "path", "call", "shapes", "GEMMs", "exact", "declined", "wrong", "with trace");
+    let mut total = Count::default();
+    for ((path, op, class), c) in &rows {
+        let pct = |x: usize| 100.0 * x as f64 / c.all.max(1) as f64;
+        println!("{path:<46} {op:<12} {class:<8} {:>6} {:>7.2}% {:>8.2}% {:>5.2}%   {:>10.2}%", c.all, pct(c.exact), pct(c.declined), pct(c.wrong), pct(c.traced_ok));
+        for (a, b) in [(&mut total.all, c.all), (&mut total.exact, c.exact), (&mut total.declined, c.declined), (&mut total.wrong, c.wrong), (&mut total.traced_ok, c.traced_ok)] {
+            *a += b;
+        }
+    }
+    let pct = |x: usize| 100.0 * x as f64 / total.all.max(1) as f64;
+    println!("all: {} GEMMs, without the trace {:.2}% exact, {:.2}% declined, {:.3}% wrong; with the trace {:.2}% modelled", total.all, pct(total.exact), pct(total.declined), pct(total.wrong), pct(total.traced_ok));
+    for w in wrongs.iter().take(20) {
+        println!("  wrong: {w}");
+    }
+    Ok(if total.wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,269 @@
+//! The kernel configuration cuBLASLt runs at any shape, predicted: a decision tree per PyTorch
+//! call over features of the shape (m, n, k, their products and ratios, and how far each is
+//! aligned, which decides the leading dimensions' alignment), learned from a GPU's trace by
+//! [`super::fit`]. A leaf answers with a configuration, or declines where the learning set's own
+//! held-out shapes found it unsure.
+//!
+//! File format (`models/<gpu>/cublas/<path>.predict.tsv.gz`): `#` lines are provenance (the
+//! learning set's seed and hash, the held-out results); `cfg<TAB>ID<TAB>ALGO` name the
+//! configurations; `op<TAB>OP` starts a call kind's tree, whose nodes follow in order, node 0 the
+//! root: `split<TAB>FEATURE<TAB>THRESHOLD<TAB>LEFT<TAB>RIGHT` (feature ≤ threshold goes left),
+//! `leaf<TAB>ID<TAB>SUPPORT<TAB>HELD_OK<TAB>HELD_ALL` (answer configuration ID; how many learned
+//! shapes reached it, how many held-out shapes it got right and reached), or
+//! `decline<TAB>SUPPORT<TAB>REASON`.
+
+use super::config::KernelConfig;
+use super::op::TorchOp;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// What the tree looks at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Feature {
+    M,
+    N,
+    K,
+    /// m·n: D's size, what the output tiles cover.
+    Mn,
+    /// m·n·k: the work.
+    Mnk,
+    /// k / (m·n): how deep K is against the output (split-K's trigger).
+    KPerMn,
+    MinMn,
+    MaxMn,
+    /// Trailing zero bits of m, n, k (up to 8): the alignment of rows and leading dimensions.
+    AlignM,
+    AlignN,
+    AlignK,
+}
+
+impl Feature {
+    pub const ALL: [Feature; 11] =
+        [Feature::M, Feature::N, Feature::K, Feature::Mn, Feature::Mnk, Feature::KPerMn, Feature::MinMn, Feature::MaxMn, Feature::AlignM, Feature::AlignN, Feature::AlignK];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Feature::M => "m",
+            Feature::N => "n",
+            Feature::K => "k",
+            Feature::Mn => "mn",
+            Feature::Mnk => "mnk",
+            Feature::KPerMn => "k_per_mn",
+            Feature::MinMn => "min_mn",
+            Feature::MaxMn => "max_mn",
+            Feature::AlignM => "align_m",
+            Feature::AlignN => "align_n",
+            Feature::AlignK => "align_k",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Feature> {
+        Feature::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// The feature's value at an m×n×k shape.
+    pub fn of(self, (m, n, k): (usize, usize, usize)) -> f64 {
+        let align = |x: usize| x.trailing_zeros().min(8) as f64;
+        let (mf, nf, kf) = (m as f64, n as f64, k as f64);
+        match self {
+            Feature::M => mf,
+            Feature::N => nf,
+            Feature::K => kf,
+            Feature::Mn => mf * nf,
+            Feature::Mnk => mf * nf * kf,
+            Feature::KPerMn => kf / (mf * nf),
+            Feature::MinMn => mf.min(nf),
+            Feature::MaxMn => mf.max(nf),
+            Feature::AlignM => align(m),
+            Feature::AlignN => align(n),
+            Feature::AlignK => align(k),
+        }
+    }
+}
+
+/// A node of a call kind's tree.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    Split { feature: Feature, threshold: f64, left: usize, right: usize },
+    /// Answer `config`; `support` learned shapes reached the leaf, `held` = (right, reached) of
+    /// the held-out shapes.
+    Leaf { config: usize, support: usize, held: (usize, usize) },
+    Decline { support: usize, reason: String },
+}
+
+/// Per call kind, a tree over the shape.
+#[derive(Clone, Debug, Default)]
+pub struct Predictor {
+    pub provenance: Vec<String>,
+    pub configs: Vec<KernelConfig>,
+    pub trees: BTreeMap<TorchOp, Vec<Node>>,
+}
+
+/// What the predictor says for one shape.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Prediction<'a> {
+    Config { config: &'a KernelConfig, support: usize, held: (usize, usize) },
+    Declined(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("predictor line {line}: {message}")]
+pub struct PredictorError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl Predictor {
+    /// The prediction for an m×n×k call of kind `op`.
+    pub fn predict(&self, op: TorchOp, shape: (usize, usize, usize)) -> Prediction<'_> {
+        let Some(tree) = self.trees.get(&op) else {
+            return Prediction::Declined(format!("no {} calls were learned", op.call()));
+        };
+        let mut at = 0;
+        loop {
+            match &tree[at] {
+                Node::Split { feature, threshold, left, right } => at = if feature.of(shape) <= *threshold { *left } else { *right },
+                Node::Leaf { config, support, held } => return Prediction::Config { config: &self.configs[*config], support: *support, held: *held },
+                Node::Decline { reason, .. } => return Prediction::Declined(reason.clone()),
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.trees.is_empty()
+    }
+
+    /// Nodes over all trees.
+    pub fn nodes(&self) -> usize {
+        self.trees.values().map(Vec::len).sum()
+    }
+
+    pub fn parse(text: &str) -> Result<Predictor, PredictorError> {
+        let mut p = Predictor::default();
+        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut current: Option<TorchOp> = None;
+        for (no, line) in text.lines().enumerate() {
+            let bad = |message: String| PredictorError { line: no + 1, message };
+            if let Some(c) = line.strip_prefix('#') {
+                p.provenance.push(c.trim().to_string());
+                continue;
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = line.split('\t').collect();
+            let num = |s: &str| s.parse::<usize>().map_err(|_| bad(format!("'{s}' is not a count")));
+            let node = match (f[0], f.len()) {
+                ("cfg", 3) => {
+                    let config = KernelConfig::from_log(f[2]).map_err(|e| bad(e.to_string()))?;
+                    ids.insert(f[1].to_string(), p.configs.len());
+                    p.configs.push(config);
+                    continue;
+                }
+                ("op", 2) => {
+                    let op: TorchOp = f[1].parse().map_err(bad)?;
+                    if p.trees.insert(op, vec![]).is_some() {
+                        return Err(bad(format!("a second tree for {op}")));
+                    }
+                    current = Some(op);
+                    continue;
+                }
+                ("split", 5) => {
+                    let feature = Feature::parse(f[1]).ok_or_else(|| bad(format!("unknown feature '{}'", f[1])))?;
+                    let threshold: f64 = f[2].parse().map_err(|_| bad(format!("threshold '{}' is not a number", f[2])))?;
+                    if !threshold.is_finite() {
+                        return Err(bad(format!("threshold {threshold} is not finite")));
+                    }
+                    Node::Split { feature, threshold, left: num(f[3])?, right: num(f[4])? }
+                }
+                ("leaf", 5) => {
+                    let config = *ids.get(f[1]).ok_or_else(|| bad(format!("configuration '{}' is not defined above", f[1])))?;
+                    Node::Leaf { config, support: num(f[2])?, held: (num(f[3])?, num(f[4])?) }
+                }
+                ("decline", 3) => Node::Decline { support: num(f[1])?, reason: f[2].to_string() },
+                _ => return Err(bad(format!("cannot read '{}'", line.chars().take(60).collect::<String>()))),
+            };
+            let op = current.ok_or_else(|| bad("a node before any `op` line".into()))?;
+            p.trees.get_mut(&op).expect("inserted at its op line").push(node);
+        }
+        // Every split points forward, inside its tree: a walk always ends at a leaf.
+        for (op, tree) in &p.trees {
+            if tree.is_empty() {
+                return Err(PredictorError { line: 0, message: format!("the {op} tree has no nodes") });
+            }
+            for (i, node) in tree.iter().enumerate() {
+                if let Node::Split { left, right, .. } = node {
+                    if *left <= i || *right <= i || *left >= tree.len() || *right >= tree.len() {
+                        return Err(PredictorError { line: 0, message: format!("the {op} tree's node {i} points outside the nodes after it") });
+                    }
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for p in &self.provenance {
+            let _ = writeln!(s, "# {p}");
+        }
+        for (i, c) in self.configs.iter().enumerate() {
+            let _ = writeln!(s, "cfg\t{i}\t{}", c.to_log());
+        }
+        for (op, tree) in &self.trees {
+            let _ = writeln!(s, "op\t{op}");
+            for node in tree {
+                let _ = match node {
+                    Node::Split { feature, threshold, left, right } => writeln!(s, "split\t{}\t{threshold}\t{left}\t{right}", feature.name()),
+                    Node::Leaf { config, support, held } => writeln!(s, "leaf\t{config}\t{support}\t{}\t{}", held.0, held.1),
+                    Node::Decline { support, reason } => writeln!(s, "decline\t{support}\t{reason}"),
+                };
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "# learned on a test\ncfg\t0\talgoId=66 tile=MATMUL_TILE_128x64\ncfg\t1\talgoId=24 tile=MATMUL_TILE_64x64 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=4\nop\tmm\nsplit\tk_per_mn\t2.5\t1\t2\nleaf\t0\t10\t3\t3\nsplit\tm\t1\t3\t4\ndecline\t4\tthree kernels here\nleaf\t1\t7\t2\t2\n";
+
+    #[test]
+    fn walks_to_a_leaf_and_round_trips() {
+        let p = Predictor::parse(TEXT).unwrap();
+        let Prediction::Config { config, .. } = p.predict(TorchOp::Mm, (64, 64, 64)) else { panic!() };
+        assert_eq!(config.algo, 66);
+        assert_eq!(p.predict(TorchOp::Mm, (1, 8, 4096)), Prediction::Declined("three kernels here".into()));
+        let Prediction::Config { config, support, held } = p.predict(TorchOp::Mm, (2, 8, 4096)) else { panic!() };
+        assert_eq!((config.split_k, support, held), (4, 7, (2, 2)));
+        assert!(matches!(p.predict(TorchOp::Addmm, (2, 8, 4096)), Prediction::Declined(r) if r.contains("torch.addmm")));
+        let again = Predictor::parse(&p.to_text()).unwrap();
+        assert_eq!(again.trees, p.trees);
+        assert_eq!(again.provenance, p.provenance);
+    }
+
+    #[test]
+    fn a_damaged_file_is_an_error_not_a_loop() {
+        for bad in [
+            TEXT.replace("split\tm\t1\t3\t4", "split\tm\t1\t0\t4"),
+            TEXT.replace("split\tm\t1\t3\t4", "split\tm\t1\t3\t9"),
+            TEXT.replace("k_per_mn", "q"),
+            TEXT.replace("2.5", "NaN"),
+            TEXT.replace("leaf\t1\t", "leaf\t7\t"),
+            TEXT.replace("op\tmm\n", ""),
+            format!("{TEXT}op\tmm\nleaf\t0\t1\t0\t0\n"),
+        ] {
+            assert!(Predictor::parse(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn features_read_the_shape() {
+        assert_eq!(Feature::KPerMn.of((2, 4, 64)), 8.0);
+        assert_eq!(Feature::AlignK.of((1, 1, 4096)), 8.0);
+        assert_eq!(Feature::AlignN.of((1, 24, 1)), 3.0);
+        assert_eq!(Feature::Mnk.of((3, 5, 7)), 105.0);
+    }
+}
