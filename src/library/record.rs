@@ -7,7 +7,7 @@
 //!   "config":"algoId=66 ...","idx":[0,5,...],"d":["3f800000",...]}`
 
 use super::gemm::{Gemm, GemmError, LibraryEmulator};
-use super::libgen::{self, Operand};
+use super::libgen::{self, KLine, Operand, Order, Style};
 use super::{KernelConfig, LibraryModel};
 use crate::case::hex;
 use crate::corpus::codec;
@@ -43,9 +43,11 @@ pub struct GemmRecord {
     /// cuBLASLt's `algo=[...]` text for this call (absent where the log had none).
     #[serde(default)]
     pub config: Option<String>,
-    /// "special": the generated operands carry planted special values (`libgen::line_plant`:
-    /// ±inf, NaN, ±max, ±0, ± subnormals in some rows of A and columns of B, rows and columns
-    /// of signed zeros; `libgen::c_element_special` for C and the bias); absent: as generated.
+    /// How the operands' values are drawn ([`libgen::Style`]): "uniform" (or absent) as
+    /// generated; "special" with planted special values (`libgen::line_plant`: ±inf, NaN,
+    /// ±max, ±0, ± subnormals in some rows of A and columns of B, rows and columns of signed
+    /// zeros; `libgen::c_element_special` for C and the bias); "normal" Irwin–Hall values;
+    /// "wide" a wide exponent range; "cancel" the halves of K nearly cancelling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<String>,
     /// Row-major indices of the recorded elements; absent = every element.
@@ -92,10 +94,13 @@ impl GemmRecord {
         if !matches!(r.layout.as_deref(), None | Some("bt")) {
             return Err(RecordError::Field("layout", format!("'{}' is not \"bt\"", r.layout.as_deref().unwrap_or(""))));
         }
-        if !matches!(r.values.as_deref(), None | Some("special")) {
-            return Err(RecordError::Field("values", format!("'{}' is not \"special\"", r.values.as_deref().unwrap_or(""))));
-        }
+        r.style()?;
         Ok(r)
+    }
+
+    /// The style the operands are generated in (`values`; absent = uniform).
+    pub fn style(&self) -> Result<Style, RecordError> {
+        self.values.as_deref().map_or(Ok(Style::Uniform), |v| v.parse().map_err(|e: libgen::UnknownStyle| RecordError::Field("values", e.to_string())))
     }
 
     /// The recorded kernel configuration, if the record has one.
@@ -117,6 +122,11 @@ impl GemmRecord {
     /// `idx` is every element.
     fn operands_for(&self, model: &LibraryModel, idx: &[usize]) -> Sampled {
         let r = &model.rules;
+        self.operands_in([r.inputs, r.b_inputs(), r.output], idx)
+    }
+
+    /// [`GemmRecord::operands_for`] in the formats of A, B and C (D's, the bias's).
+    fn operands_in(&self, [fa, fb, fc]: [crate::Format; 3], idx: &[usize]) -> Sampled {
         let (n, k) = (self.n, self.k);
         let mut rows: Vec<usize> = idx.iter().map(|&e| e / n).collect();
         let mut cols: Vec<usize> = idx.iter().map(|&e| e % n).collect();
@@ -125,26 +135,29 @@ impl GemmRecord {
         cols.sort_unstable();
         cols.dedup();
         let (sm, sn) = (rows.len(), cols.len());
-        let (fa, fb, fc) = (r.inputs, r.b_inputs(), r.output);
-        let special = self.values.as_deref() == Some("special");
-        let plant = |operand, line, len| if special { libgen::line_plant(self.seed, operand, line as u64, len) } else { libgen::LinePlant::None };
-        let c_element = |e: usize| if special { libgen::c_element_special(fc, self.seed, e as u64) } else { libgen::element(fc, self.seed, Operand::C, e as u64) };
+        let style = self.style().expect("a record's values are checked when it is read");
+        let seed = self.seed;
+        let c_element = |e: usize| libgen::styled(fc, style, seed, Operand::C, e as u64, self.m, n);
+        // A by rows and B by columns, lines along K (`libgen::KLine`: the same elements as
+        // `libgen::styled`, with what a style decides per line decided once).
         let mut a = vec![0; sm * k];
-        for (ri, &i) in rows.iter().enumerate() {
-            let p = plant(Operand::A, i, k);
-            for kk in 0..k {
-                a[ri * k + kk] = libgen::planted(fa, p, kk, libgen::element(fa, self.seed, Operand::A, (i * k + kk) as u64));
-            }
+        for (&i, row) in rows.iter().zip(a.chunks_mut(k.max(1))) {
+            KLine::new(fa, style, seed, Operand::A, Order::RowMajor, i as u64, self.m, k).fill(row);
         }
-        let bt = self.layout.as_deref() == Some("bt");
+        // "bt": B generated as Bᵀ (n×k row-major), element (kk, j) at j·k + kk.
+        let order = if self.layout.as_deref() == Some("bt") { Order::Transposed } else { Order::RowMajor };
         let mut b = vec![0; k * sn];
-        // Row by row of the sampled B (its columns' plants first): written in order, where
-        // column by column each write of a deep B would land on a cache line of its own.
-        let plants: Vec<libgen::LinePlant> = cols.iter().map(|&j| plant(Operand::B, j, k)).collect();
-        for (kk, row) in b.chunks_mut(sn.max(1)).enumerate() {
-            for ((x, &j), &p) in row.iter_mut().zip(&cols).zip(&plants) {
-                let at = if bt { j * k + kk } else { kk * n + j };
-                *x = libgen::planted(fb, p, kk, libgen::element(fb, self.seed, Operand::B, at as u64));
+        // Eight columns at a time, then written row by row: column by column, each write of a
+        // deep B would land on a cache line of its own.
+        let mut block = vec![0; 8 * k];
+        for (first, group) in cols.chunks(8).enumerate() {
+            for (&j, line) in group.iter().zip(block.chunks_mut(k.max(1))) {
+                KLine::new(fb, style, seed, Operand::B, order, j as u64, k, n).fill(line);
+            }
+            for (kk, row) in b.chunks_mut(sn.max(1)).enumerate() {
+                for (c, x) in row[8 * first..8 * first + group.len()].iter_mut().enumerate() {
+                    *x = block[c * k + kk];
+                }
             }
         }
         let mut sampled = Sampled { g: Gemm { m: sm, n: sn, k, a, b, c: None, bias: None }, rows, cols };
@@ -505,5 +518,106 @@ impl Ratchet {
             }
         }
         problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Format;
+
+    const FORMATS: [Format; 3] = [Format::F16, Format::F16, Format::F32];
+    const SEED: u64 = 21;
+    const M: usize = 3;
+    const N: usize = 4;
+    const K: usize = 7;
+
+    /// A record line of a 3×4×7 GEMM of seed 21 (`addend`: `"beta":1` or `"bias":1`).
+    fn line(values: Option<&str>, layout: Option<&str>, addend: &str) -> String {
+        let values = values.map_or(String::new(), |v| format!(r#","values":"{v}""#));
+        let layout = layout.map_or(String::new(), |l| format!(r#","layout":"{l}""#));
+        let beta = if addend == "beta" { 1 } else { 0 };
+        let bias = if addend == "bias" { r#","bias":1"# } else { "" };
+        let d = [r#""00000000""#; M * N].join(",");
+        format!(r#"{{"path":"cublas.gemm.f32.f16.f16.f32","seed":{SEED},"m":{M},"n":{N},"k":{K},"beta":{beta}{bias}{values}{layout},"d":[{d}]}}"#)
+    }
+
+    fn operands(values: Option<&str>, layout: Option<&str>, addend: &str, idx: &[usize]) -> Sampled {
+        GemmRecord::parse(&line(values, layout, addend)).unwrap().operands_in(FORMATS, idx)
+    }
+
+    #[test]
+    fn values_name_a_style() {
+        assert_eq!(GemmRecord::parse(&line(None, None, "beta")).unwrap().style().unwrap(), Style::Uniform);
+        for s in Style::ALL {
+            assert_eq!(GemmRecord::parse(&line(Some(s.name()), None, "beta")).unwrap().style().unwrap(), s);
+        }
+        let e = GemmRecord::parse(&line(Some("gaussian"), None, "beta")).unwrap_err().to_string();
+        assert!(e.starts_with("field 'values'") && e.contains("'gaussian'") && e.contains("special"), "{e}");
+    }
+
+    /// Records without values and with "special" regenerate as they always have (the plain
+    /// generator; its plants by rows of A and columns of B, element by element for C and the
+    /// bias); the new styles follow `libgen::styled`, B made as Bᵀ included; and a sampled
+    /// record's rows and columns are those of the whole GEMM.
+    #[test]
+    fn operands_follow_the_style() {
+        let all: Vec<usize> = (0..M * N).collect();
+        let (fa, fc) = (Format::F16, Format::F32);
+        for layout in [None, Some("bt")] {
+            let at_b = |kk: usize, j: usize| (if layout.is_some() { j * K + kk } else { kk * N + j }) as u64;
+            let b_of = |g: &Gemm, kk: usize, j: usize| g.b[kk * N + j];
+            for values in [None, Some("uniform")] {
+                let g = operands(values, layout, "beta", &all).g;
+                assert_eq!(g.a, libgen::elements(fa, SEED, Operand::A, M * K));
+                assert!((0..K).all(|kk| (0..N).all(|j| b_of(&g, kk, j) == libgen::element(fa, SEED, Operand::B, at_b(kk, j)))));
+                assert_eq!(g.c, Some(libgen::elements(fc, SEED, Operand::C, M * N)));
+            }
+            let g = operands(Some("special"), layout, "beta", &all).g;
+            for i in 0..M {
+                let p = libgen::line_plant(SEED, Operand::A, i as u64, K);
+                assert!((0..K).all(|kk| g.a[i * K + kk] == libgen::planted(fa, p, kk, libgen::element(fa, SEED, Operand::A, (i * K + kk) as u64))));
+            }
+            for j in 0..N {
+                let p = libgen::line_plant(SEED, Operand::B, j as u64, K);
+                assert!((0..K).all(|kk| b_of(&g, kk, j) == libgen::planted(fa, p, kk, libgen::element(fa, SEED, Operand::B, at_b(kk, j)))));
+            }
+            assert_eq!(g.c, Some((0..(M * N) as u64).map(|e| libgen::c_element_special(fc, SEED, e)).collect()));
+            let g = operands(Some("special"), layout, "bias", &all).g;
+            assert_eq!(g.bias, Some((0..N as u64).map(|j| libgen::c_element_special(fc, SEED, j)).collect()));
+            for (style, f) in [("normal", libgen::normal_element as fn(Format, u64, Operand, u64) -> u64), ("wide", libgen::wide_element)] {
+                let g = operands(Some(style), layout, "beta", &all).g;
+                assert!((0..M * K).all(|e| g.a[e] == f(fa, SEED, Operand::A, e as u64)), "{style}");
+                assert!((0..K).all(|kk| (0..N).all(|j| b_of(&g, kk, j) == f(fa, SEED, Operand::B, at_b(kk, j)))), "{style}");
+                assert!((0..M * N).all(|e| g.c.as_ref().unwrap()[e] == f(fc, SEED, Operand::C, e as u64)), "{style}");
+            }
+            // Cancel: K = 7, half 3: positions 3..6 repeat 0..3, position 6 as generated.
+            let g = operands(Some("cancel"), layout, "beta", &all).g;
+            for i in 0..M {
+                for kk in 0..3 {
+                    assert_eq!(g.a[i * K + kk], libgen::element(fa, SEED, Operand::A, (i * K + kk) as u64));
+                    assert_eq!(g.a[i * K + kk + 3], g.a[i * K + kk] ^ 0x8000);
+                }
+                assert_eq!(g.a[i * K + 6], libgen::element(fa, SEED, Operand::A, (i * K + 6) as u64));
+            }
+            for j in 0..N {
+                for kk in 0..3 {
+                    assert_eq!(b_of(&g, kk, j), libgen::element(fa, SEED, Operand::B, at_b(kk, j)));
+                    assert_eq!(b_of(&g, kk + 3, j), b_of(&g, kk, j) ^ 1);
+                }
+                assert_eq!(b_of(&g, 6, j), libgen::element(fa, SEED, Operand::B, at_b(6, j)));
+            }
+            assert_eq!(g.c, Some(libgen::elements(fc, SEED, Operand::C, M * N)));
+            // Elements 5 and 11 sample rows 1 and 2, columns 1 and 3.
+            for style in Style::ALL {
+                let whole = operands(Some(style.name()), layout, "beta", &all).g;
+                let s = operands(Some(style.name()), layout, "beta", &[5, 11]);
+                assert_eq!((s.rows.as_slice(), s.cols.as_slice()), ([1, 2].as_slice(), [1, 3].as_slice()));
+                assert_eq!(s.g.a, whole.a[K..3 * K], "{style}");
+                assert!((0..K).all(|kk| (0..2).all(|c| s.g.b[kk * 2 + c] == whole.b[kk * N + s.cols[c]])), "{style}");
+                let c = s.g.c.unwrap();
+                assert_eq!((c[0], c[3]), (whole.c.as_ref().unwrap()[5], whole.c.as_ref().unwrap()[11]), "{style}");
+            }
+        }
     }
 }
