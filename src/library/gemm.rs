@@ -155,7 +155,7 @@ impl<'a> LibraryEmulator<'a> {
         let reason = match model.predictor.predict(op, (m, n, k)) {
             Prediction::Config { config, support, held } if model.use_predictor => return Ok((config, ConfigSource::Predicted { support, held })),
             Prediction::Config { config, support, .. } => format!(
-                "not traced; the predictor says {config} (from {support} learned shapes), which is still wrong for some shapes: pass --predicted (Python: predicted=True) to use it ({})",
+                "not traced; the predictor says {config} (from {support} learned shapes), which is still wrong for some shapes: pass --predicted to use it ({})",
                 model.chain.name
             ),
             _ if model.predictor.is_empty() && model.table_source.is_some() => format!("not in the table {}", model.table_source.as_deref().unwrap_or("")),
