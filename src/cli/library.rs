@@ -39,6 +39,28 @@ pub enum LibraryCommand {
         #[arg(long)]
         predicted: bool,
     },
+    /// Run a program under cuBLASLt's trace log and write a kernel table per library path of
+    /// every GEMM it made (shape, PyTorch call, kernel; the GPU's name from nvidia-smi):
+    /// DIR/<path>.configs.tsv.gz, for `gemm --table`, `library config --table` anywhere later.
+    ///
+    ///   mmafuzz library trace --out my-model -- python3 forward.py
+    ///   mmafuzz gemm --model h200:cublas.gemm.bf16.bf16.bf16.bf16 --table my-model/cublas.gemm.bf16.bf16.bf16.bf16.configs.tsv.gz --a x.npy --b w.npy --out d.npy
+    Trace {
+        #[arg(long)]
+        out: PathBuf,
+        /// The GPU's name for the tables' provenance (default: what nvidia-smi reports).
+        #[arg(long)]
+        gpu_name: Option<String>,
+        /// The cuBLAS version for the provenance.
+        #[arg(long)]
+        cublas: Option<String>,
+        /// Also keep cuBLASLt's whole log here.
+        #[arg(long)]
+        keep_log: Option<PathBuf>,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
     /// Check the predictors on a validation trace (scripts/torch-trace.py validate, drawn after
     /// learning): per path, call and shape class, the GEMMs whose kernel the model gives
     /// without the trace with the logged kernel's schedule (exact), declines, or gives another
@@ -234,6 +256,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         LibraryCommand::List => list(),
         LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
+        LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
         LibraryCommand::CheckPredict { traces, gpu } => super::library_fit::check_predict(&traces, &gpu),
         LibraryCommand::Fit { traces, gpu, out, seed, from_table } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),

@@ -16,6 +16,7 @@ mod io;
 mod library;
 mod library_exec;
 mod library_fit;
+mod library_trace;
 mod models;
 mod probes;
 mod report;

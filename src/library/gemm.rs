@@ -152,6 +152,12 @@ impl<'a> LibraryEmulator<'a> {
         if let Some(c) = model.table.get(m, n, k, op) {
             return Ok((c, ConfigSource::Traced));
         }
+        // F.linear whose weight is a row or a column runs torch.addmm (the log says addmm).
+        if op == TorchOp::LinearBias && !linear_takes_epilogue(n, k) {
+            if let Some(c) = model.table.get(m, n, k, TorchOp::Addmm) {
+                return Ok((c, ConfigSource::Traced));
+            }
+        }
         let reason = match model.predictor.predict(op, (m, n, k)) {
             Prediction::Config { config, support, held } if model.use_predictor => return Ok((config, ConfigSource::Predicted { support, held })),
             Prediction::Config { config, support, .. } => format!(

@@ -21,6 +21,7 @@ pub mod op;
 pub mod predict;
 pub mod record;
 pub mod schedule;
+pub mod trace;
 pub mod tree;
 pub mod scheme;
 pub mod table;
