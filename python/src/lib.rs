@@ -77,7 +77,7 @@ fn library(name: &str) -> PyResult<Arc<LibraryModel>> {
         return Ok(m);
     }
     let m = match LibraryModel::load(name, None) {
-        Err(LibraryError::NotLibrary(m)) => return Err(err(format!("'{m}' is an instruction model: call mmafuzz.emulate with tiles; matmul needs a library model (sm90:cublas...)"))),
+        Err(LibraryError::NotLibrary(m)) => return Err(err(format!("'{m}' is an instruction model: call mmafuzz.emulate with tiles; matmul needs a library model (h200:cublas..., h100:cublas...)"))),
         other => Arc::new(other.map_err(err)?),
     };
     if embedded {

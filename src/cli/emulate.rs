@@ -256,7 +256,7 @@ pub fn emulate(model: &str, input: &Path, output: &Path, d_only: bool) -> anyhow
     exec.stream(input, output, |d| d)
 }
 
-/// A library model (`sm90:cublas.gemm...`): each line is a whole GEMM of any shape. Without
+/// A library model (`h200:cublas.gemm...`): each line is a whole GEMM of any shape. Without
 /// `"c"` it is β = 0 (torch.mm); with `"c"` β = 1 (torch.addmm); `"bias"` (n elements in D's
 /// format) instead of `"c"` is F.linear's bias epilogue. The kernel configuration comes from
 /// the line's `"config"` (cuBLASLt's `algo=[...]` text) or else the model's learned table;
