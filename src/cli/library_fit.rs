@@ -236,12 +236,13 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
                 let c = rows.entry((path.clone(), op.name().to_string(), class)).or_default();
                 c.all += 1;
                 c.traced_ok += truth.is_ok() as usize;
-                match (emu.choose(traced.shape, *op).ok().map(|(cfg, _)| plan_of(&lm.rules, *op, traced.shape, cfg)), &truth) {
-                    (Some(Ok(p)), Ok(t)) if p == *t => c.exact += 1,
-                    (Some(Ok(_)), Ok(_)) => {
+                let chosen = emu.choose(traced.shape, *op).ok().map(|(cfg, _)| cfg);
+                match (chosen.map(|cfg| (cfg, plan_of(&lm.rules, *op, traced.shape, cfg))), &truth) {
+                    (Some((_, Ok(p))), Ok(t)) if p == *t => c.exact += 1,
+                    (Some((cfg, Ok(_))), Ok(_)) => {
                         c.wrong += 1;
                         let (m, n, k) = traced.shape;
-                        wrongs.push(format!("{path} {op} {m}x{n}x{k}: logged {}, predicted {}", traced.config, emu.choose(traced.shape, *op).map(|x| x.0.to_string()).unwrap_or_default()));
+                        wrongs.push(format!("{path} {op} {m}x{n}x{k}: logged {}, predicted {cfg}", traced.config));
                     }
                     _ => c.declined += 1,
                 }

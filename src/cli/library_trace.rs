@@ -33,19 +33,21 @@ pub fn trace(out: &Path, gpu: Option<&str>, cublas: Option<&str>, keep_log: Opti
     }
     let _ = std::fs::remove_dir_all(&dir);
     let name = gpu.map(str::to_string).or_else(gpu_name);
-    let first = tables_of(&text, &[]);
+    let mut traced = tables_of(&text, &[]);
     let mut head = match &name {
         Some(n) => format!("gpu: {n}"),
         None => "gpu: unknown (no nvidia-smi; give --gpu-name)".to_string(),
     };
-    if let Some(sm) = first.sm_count {
+    if let Some(sm) = traced.sm_count {
         head.push_str(&format!(" ({sm} SMs)"));
     }
     if let Some(v) = cublas {
         head.push_str(&format!(", cuBLAS {v}"));
     }
     let provenance = vec![head, format!("traced by `mmafuzz library trace -- {}` on {}", command.join(" "), mmafuzz::store::today_utc())];
-    let traced = tables_of(&text, &provenance);
+    for table in traced.tables.values_mut() {
+        table.provenance = provenance.clone();
+    }
     std::fs::create_dir_all(out).with_context(|| format!("cannot make {}", out.display()))?;
     for (path, table) in &traced.tables {
         let file = out.join(format!("{path}.configs.tsv.gz"));

@@ -15,7 +15,7 @@
 use super::config::KernelConfig;
 use super::gemm::linear_takes_epilogue;
 use super::op::TorchOp;
-use super::predict::{Feature, Node};
+use super::predict::{leaf_of, Feature, Node};
 use super::schedule::{Plan, PlanError, ScheduleRules};
 use super::table::ConfigTable;
 use std::collections::HashMap;
@@ -139,7 +139,7 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64) -> 
     let mut calib_wrong: HashMap<usize, usize> = HashMap::new();
     let mut calib_right: HashMap<usize, usize> = HashMap::new();
     for i in (0..traced.len()).filter(|&i| parts[i] == 1) {
-        let leaf = walk(&nodes, traced[i].shape);
+        let leaf = leaf_of(&nodes, traced[i].shape);
         if let Node::Leaf { config, .. } = nodes[leaf] {
             if plans[i].is_ok() {
                 *(if right_at(i, config) { &mut calib_right } else { &mut calib_wrong }).entry(leaf).or_default() += 1;
@@ -169,7 +169,7 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64) -> 
     let mut held: HashMap<usize, (usize, usize)> = HashMap::new();
     for i in (0..traced.len()).filter(|&i| parts[i] == 2) {
         stats.held_out += 1;
-        let leaf = walk(&nodes, traced[i].shape);
+        let leaf = leaf_of(&nodes, traced[i].shape);
         let h = held.entry(leaf).or_default();
         h.1 += 1;
         match (&nodes[leaf], plans[i].is_ok()) {
@@ -199,7 +199,7 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64) -> 
     }
     // The traced shapes the tree does not get right keep their traced kernel in the table.
     let exceptions = (0..traced.len())
-        .filter(|&i| match &nodes[walk(&nodes, traced[i].shape)] {
+        .filter(|&i| match &nodes[leaf_of(&nodes, traced[i].shape)] {
             Node::Leaf { config, .. } => !right_at(i, *config) && plans[i].is_ok() || plans[i].is_err(),
             _ => true,
         })
@@ -213,15 +213,6 @@ fn distinct(labels: impl Iterator<Item = usize>) -> usize {
     v.sort_unstable();
     v.dedup();
     v.len()
-}
-
-/// The leaf a shape reaches.
-fn walk(nodes: &[Node], shape: (usize, usize, usize)) -> usize {
-    let mut at = 0;
-    while let Node::Split { feature, threshold, left, right } = &nodes[at] {
-        at = if feature.of(shape) <= *threshold { *left } else { *right };
-    }
-    at
 }
 
 struct Grower<'a> {

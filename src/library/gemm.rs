@@ -102,8 +102,6 @@ pub enum GemmError {
 /// Where a GEMM's kernel configuration came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConfigSource {
-    /// Named by the caller (`--config`).
-    Given,
     /// The shape was traced: the kernel cuBLASLt logged for it.
     Traced,
     /// The predictor's answer; `support` learned shapes reached its leaf, `held` = (right,
@@ -114,7 +112,6 @@ pub enum ConfigSource {
 impl std::fmt::Display for ConfigSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ConfigSource::Given => write!(f, "given"),
             ConfigSource::Traced => write!(f, "traced"),
             ConfigSource::Predicted { support, held } => write!(f, "predicted (from {support} learned shapes; {} of {} held-out shapes there right)", held.0, held.1),
         }

@@ -58,9 +58,6 @@ const TABLES: &[(&str, &[u8], &[u8])] = gpu_data!(
     ]
 );
 
-/// The GPUs library models are learned for, as their names begin (`h200:cublas...`).
-pub const GPUS: [&str; 2] = ["h100", "h200"];
-
 /// A library model: arithmetic, schedule rules and the learned configuration table.
 pub struct LibraryModel {
     pub chain: Model,
@@ -90,8 +87,6 @@ pub enum LibraryError {
     Invalid { name: String, message: String },
     #[error("configuration table {path}: {message}")]
     Table { path: String, message: String },
-    #[error("'{0}': library models name the GPU whose kernel choices they hold: {1}")]
-    NoGpu(String, String),
 }
 
 impl LibraryModel {
@@ -115,10 +110,6 @@ impl LibraryModel {
     /// from a TOML file, with the table from `table` (a `.configs.tsv[.gz]` file, e.g. what
     /// `mmafuzz library trace` wrote) where given: then that table alone decides kernels.
     pub fn load(name_or_path: &str, table: Option<&std::path::Path>) -> Result<LibraryModel, LibraryError> {
-        if let Some(path) = name_or_path.strip_prefix("sm90:").filter(|p| p.starts_with("cublas")) {
-            let names = GPUS.map(|g| format!("{g}:{path}")).join(" or ");
-            return Err(LibraryError::NoGpu(name_or_path.to_string(), format!("{names} (cuBLASLt picks other kernels on each)")));
-        }
         let chain = Model::load(name_or_path)?;
         let schedule = chain.schedule.clone().ok_or_else(|| LibraryError::NotLibrary(chain.name.clone()))?;
         let rules = ScheduleRules::from_table(&schedule).map_err(|message| LibraryError::Invalid { name: chain.name.clone(), message })?;

@@ -99,6 +99,16 @@ pub struct Predictor {
     pub trees: BTreeMap<TorchOp, Vec<Node>>,
 }
 
+/// The index of the leaf (answer or decline) a shape reaches in a tree whose splits point
+/// forward ([`Predictor::parse`] checks it).
+pub fn leaf_of(tree: &[Node], shape: (usize, usize, usize)) -> usize {
+    let mut at = 0;
+    while let Node::Split { feature, threshold, left, right } = &tree[at] {
+        at = if feature.of(shape) <= *threshold { *left } else { *right };
+    }
+    at
+}
+
 /// What the predictor says for one shape.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Prediction<'a> {
@@ -119,13 +129,10 @@ impl Predictor {
         let Some(tree) = self.trees.get(&op) else {
             return Prediction::Declined(format!("no {} calls were learned", op.call()));
         };
-        let mut at = 0;
-        loop {
-            match &tree[at] {
-                Node::Split { feature, threshold, left, right } => at = if feature.of(shape) <= *threshold { *left } else { *right },
-                Node::Leaf { config, support, held } => return Prediction::Config { config: &self.configs[*config], support: *support, held: *held },
-                Node::Decline { reason, .. } => return Prediction::Declined(reason.clone()),
-            }
+        match &tree[leaf_of(tree, shape)] {
+            Node::Leaf { config, support, held } => Prediction::Config { config: &self.configs[*config], support: *support, held: *held },
+            Node::Decline { reason, .. } => Prediction::Declined(reason.clone()),
+            Node::Split { .. } => unreachable!("leaf_of ends at a leaf"),
         }
     }
 
