@@ -44,7 +44,7 @@ def main(binary, sizes):
         runs = [("all", cores, {})] + ([("one", 1, {"RAYON_NUM_THREADS": "1"})] if n <= 1024 else [])
         for label, threads, extra in runs:
             t = time.time()
-            r = subprocess.run([binary, "gemm", "--model", "h100:cublas.gemm.f32.f16.f16.f32", "--a", pa, "--b", pb, "--out", pd,
+            r = subprocess.run([binary, "gemm", "--model", "h200:cublas.gemm.f32.f16.f16.f32", "--a", pa, "--b", pb, "--out", pd,
                                 "--config", config], env=dict(os.environ, **extra), capture_output=True, text=True)
             secs = time.time() - t
             if r.returncode != 0:
@@ -53,7 +53,7 @@ def main(binary, sizes):
             rows.append((n, threads, secs, n ** 3 / secs, int((gpu == emu).sum()), gpu.size, config))
         for x in (pa, pb, pg, pd):
             os.remove(x)
-    print(f"mmafuzz gemm, h100:cublas.gemm.f32.f16.f16.f32, whole process wall time (reading .npy, emulating, writing D); {cores} cores")
+    print(f"mmafuzz gemm, h200:cublas.gemm.f32.f16.f16.f32, whole process wall time (reading .npy, emulating, writing D); {cores} cores")
     print(f"{'N':>6} {'threads':>7} {'seconds':>8} {'terms/s':>10} {'bitwise equal to torch.mm':>28}  kernel")
     for n, th, secs, rate, eq, tot, cfg in rows:
         print(f"{n:>6} {th:>7} {secs:>8.2f} {rate:>10.3e} {eq:>16}/{tot:<11}  {cfg}")

@@ -3,7 +3,7 @@
 PyTorch makes, densely over shapes, for learning a GPU's kernel tables and predictors.
 
     python3 scripts/torch-trace.py learn OUT.tsv.gz SECONDS [--seed S] [--jobs J] [PATH ...]
-    python3 scripts/torch-trace.py validate OUT.tsv.gz SECONDS [--seed S] [--jobs J] [PATH ...]
+    python3 scripts/torch-trace.py validate OUT.tsv.gz SECONDS [--seed S] [--jobs J] [--raw LINES.jsonl.gz] [PATH ...]
 
 For every path and every call PyTorch makes on it (`mm`: torch.mm; `addmm`: torch.addmm with a
 full C; `linear`: F.linear without a bias, x·wᵀ with w (n, k) as nn.Linear holds it;
@@ -19,7 +19,7 @@ set: `family_shapes()` is removed from the draw. `validate` draws the validation
 predictors were learned (seed 58101 by default): per path 2,000 shapes with m, n, k log-uniform in
 1..16384, each with one of the path's calls in turn, and every model-family layer
 (`FAMILIES`) at decode and prefill sizes through F.linear with and without a bias (FP8 paths:
-torch._scaled_mm, m rounded up to 16); any shape of the learning draw is left out of it.
+torch._scaled_mm, m, n, k rounded up to multiples of 16, as it needs); any shape of the learning draw is left out of it.
 `mmafuzz library check-predict` compares the predictors with what cuBLASLt logged for them.
 """
 import ctypes, gzip, json, math, os, subprocess, sys, time
@@ -200,7 +200,7 @@ def collect(path, spec, log):
         # cuBLAS sees the transposed problem: its D is n rows by m columns. A call the log
         # missed (none seen) is skipped, not paired with the next call's line.
         if j < len(lines) and lines[j][0] == n and lines[j][1] == m:
-            out.append({"path": path, "op": op, "m": m, "n": n, "k": k, "config": lines[j][2], "workspace": lines[j][3], "cls": cls[0] if cls else None})
+            out.append({"path": path, "op": op, "m": m, "n": n, "k": k, "config": lines[j][2], "workspace": lines[j][3], "cls": cls[0] if cls else None, "line": lines[j][4]})
             raw.setdefault(op, lines[j][4])
             j += 1
     return out, raw, len(calls), len(lines)
@@ -225,7 +225,7 @@ def validation_jobs(path, seed):
     fam_ops = ["scaled_mm"] if fp8 else [o for o in ops if o.startswith("linear")] or ["mm"]
     for (m, n, k) in sorted(family_shapes()):
         if fp8:
-            m = (m + 15) // 16 * 16
+            m, n, k = ((x + 15) // 16 * 16 for x in (m, n, k))
         if m * n * k > MAX_MNK * 4:
             continue
         cls = "decode" if m <= 16 else "prefill"
@@ -234,16 +234,18 @@ def validation_jobs(path, seed):
     return jobs
 
 
-def learn(out, seconds, seed, jobs, paths, validate=False):
+def learn(out, seconds, seed, jobs, paths, validate=False, raw_out=None):
     """Trace every path's calls and write OUT: a JSON first line (provenance, seed), then per
     path `path<TAB>NAME`, its kernels `cfg<TAB>ID<TAB>ALGO` and its GEMMs `OP<TAB>M<TAB>N<TAB>K<TAB>ID`
-    (the form `mmafuzz library learn` reads)."""
+    (the form `mmafuzz library fit` reads). With `raw_out`, every GEMM's logged line is also
+    written there (gzipped JSON lines: path, op, m, n, k, line)."""
     import tempfile
     prov = provenance()
     workdir = tempfile.mkdtemp(prefix="torch-trace-")
     todo = list(paths)
     running, n_total = [], 0
     raw_all = {}
+    raw_f = gzip.open(raw_out, "wt") if raw_out else None
     with gzip.open(out, "wt") as f:
         f.write(json.dumps({"provenance": prov, ("validate_seed" if validate else "learn_seed"): seed, "seconds_per_op": seconds}) + "\n")
         while todo or running:
@@ -275,12 +277,16 @@ def learn(out, seconds, seed, jobs, paths, validate=False):
                     f.write(f"{rec['op']}\t{rec['m']}\t{rec['n']}\t{rec['k']}\t{ids[rec['config']]}{cls}\n")
                 n_total += len(recs)
                 raw_all[p] = raw
+                for rec in recs if raw_f else []:
+                    raw_f.write(json.dumps({k: rec[k] for k in ("path", "op", "m", "n", "k", "line")}) + "\n")
                 by_op = {}
                 for rec in recs:
                     by_op[rec["op"]] = by_op.get(rec["op"], 0) + 1
                 print(f"{p}: {calls} calls, {lines} trace lines, {len(recs)} paired {by_op}, {len(ids)} kernels, in {time.time()-t:.0f}s", flush=True)
     with open(os.path.join(os.path.dirname(os.path.abspath(out)), "raw-trace-lines.json"), "w") as f:
         json.dump(raw_all, f, indent=1)
+    if raw_f:
+        raw_f.close()
     import shutil
     shutil.rmtree(workdir, ignore_errors=True)
     print(f"{n_total} traced GEMMs in {out} on {prov}")
@@ -294,4 +300,6 @@ if __name__ == "__main__":
     validate = sys.argv[1] == "validate"
     seed, jobs = opt("--seed", 58101 if validate else 58001), opt("--jobs", 3)
     rest = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or not args[i - 1].startswith("--"))]
-    learn(sys.argv[2], float(sys.argv[3]), seed, jobs, rest or list(PATHS), validate)
+    raw = args[args.index("--raw") + 1] if "--raw" in args else None
+    rest = [a for a in rest if a != raw]
+    learn(sys.argv[2], float(sys.argv[3]), seed, jobs, rest or list(PATHS), validate, raw)

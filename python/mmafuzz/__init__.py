@@ -235,7 +235,8 @@ def _matrix(x, fmt: str, what: str, dims: int = 2) -> Tuple[np.ndarray, np.ndarr
     return x, _bits(x, fmt, what)
 
 
-def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bias=None, config: Optional[str] = None, return_config: bool = False):
+def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bias=None, config: Optional[str] = None, return_config: bool = False,
+           op: Optional[str] = None, table=None, predicted: bool = False, gpu: Optional[str] = None):
     """One whole GEMM as PyTorch runs it through cuBLAS/cuBLASLt, bit for bit: D = A·B
     (``torch.mm``), D = A·B + C (``torch.addmm``, β = 1) or D = A·B + bias (``F.linear``'s bias
     epilogue, ``bias`` n elements). A m×k, B k×n, any shape the model's table learned.
@@ -247,6 +248,11 @@ def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bia
     ``config`` gives the kernel (the ``algo=[...]`` text of cuBLASLt's CUBLASLT_LOG_LEVEL=5 trace);
     a kernel whose schedule the model does not cover yet raises :class:`NotModelled` (declined,
     never guessed).
+    ``op`` names the PyTorch call whose kernel is wanted (``mm``, ``addmm``, ``linear``: B is
+    the transposed weight, ``linear_bias``); by default what ``c`` and ``bias`` say. ``table``:
+    a kernel table file (what ``mmafuzz library trace`` wrote), which then alone decides;
+    ``predicted=True`` lets the model's predictor answer for shapes no trace holds; ``gpu``:
+    the GPU asked about (``"h200"``), warned about where the model's kernels are another's.
     With ``return_config=True`` returns (D, the configuration used).
     """
     a_fmt, b_fmt, d_fmt = _native.library_formats(model)
@@ -266,7 +272,11 @@ def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bia
         bias, xb = _matrix(bias, d_fmt, "bias", dims=1)
         if bias.shape != (n,):
             raise ValueError(f"bias has shape {bias.shape}, D has {n} columns")
-    raw, used = _native.matmul_raw(model, (m, n, k), ab, bb, cb, xb, config)
+    raw, used, _source, warning = _native.matmul_raw(model, (m, n, k), ab, bb, cb, xb, config, op,
+                                                     None if table is None else str(table), predicted, gpu)
+    if warning:
+        import warnings
+        warnings.warn(warning, stacklevel=2)
     d = raw.view(_RAW[_WIDTH[d_fmt]]).reshape(m, n)
     if _is_typed(a) and d_fmt in _FMT_DTYPE:
         d = d.view(_FMT_DTYPE[d_fmt])

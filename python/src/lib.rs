@@ -9,7 +9,7 @@ use mmafuzz::blockscale::{BlockScales, ScaleFormat};
 use mmafuzz::exec::paths::path_by_id;
 use mmafuzz::format::{Format, Rounding};
 use mmafuzz::library::gemm::{Gemm, GemmError, LibraryEmulator};
-use mmafuzz::library::{KernelConfig, LibraryError, LibraryModel};
+use mmafuzz::library::{KernelConfig, LibraryError, LibraryModel, TorchOp};
 use mmafuzz::npz::{container_bytes, le_elements, put_le_elements};
 use mmafuzz::{exact, Emulator, Model};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
@@ -70,18 +70,27 @@ fn emulator(name: &str) -> PyResult<Arc<Emulator>> {
 }
 
 fn library(name: &str) -> PyResult<Arc<LibraryModel>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<LibraryModel>>>> = OnceLock::new();
-    let embedded = mmafuzz::model::embedded_model_source(name).is_some();
+    library_with(name, None, false)
+}
+
+/// A library model, with the kernel table from `table` (a file `mmafuzz library trace` wrote)
+/// where given, and its predictor answering for untraced shapes where `predicted`.
+fn library_with(name: &str, table: Option<&std::path::Path>, predicted: bool) -> PyResult<Arc<LibraryModel>> {
+    static CACHE: OnceLock<Mutex<HashMap<(String, bool), Arc<LibraryModel>>>> = OnceLock::new();
+    let cacheable = table.is_none() && mmafuzz::model::embedded_model_source(name).is_some();
     let cache = CACHE.get_or_init(Default::default);
-    if let Some(m) = embedded.then(|| cache.lock().expect("cache lock").get(name).cloned()).flatten() {
+    let key = (name.to_string(), predicted);
+    if let Some(m) = cacheable.then(|| cache.lock().expect("cache lock").get(&key).cloned()).flatten() {
         return Ok(m);
     }
-    let m = match LibraryModel::load(name, None) {
+    let mut m = match LibraryModel::load(name, table) {
         Err(LibraryError::NotLibrary(m)) => return Err(err(format!("'{m}' is an instruction model: call mmafuzz.emulate with tiles; matmul needs a library model (h200:cublas..., h100:cublas...)"))),
-        other => Arc::new(other.map_err(err)?),
+        other => other.map_err(err)?,
     };
-    if embedded {
-        cache.lock().expect("cache lock").insert(name.to_string(), m.clone());
+    m.use_predictor = predicted;
+    let m = Arc::new(m);
+    if cacheable {
+        cache.lock().expect("cache lock").insert(key, m.clone());
     }
     Ok(m)
 }
@@ -269,10 +278,12 @@ fn path_formats(name: &str) -> Option<(String, String, String, bool, bool, Optio
     Some((p.a_fmt.name().into(), p.b_fmt.name().into(), p.c_fmt.name().into(), p.sparse(), p.xor_popc(), scales, p.d_fmt().name().into()))
 }
 
-/// One whole GEMM under a library model: (D's bytes, the kernel configuration used).
+/// One whole GEMM under a library model: (D's bytes, the kernel configuration used, where it
+/// came from, a warning where the model's GPU is not the one asked about). `op` is the PyTorch
+/// call (mm, addmm, linear, linear_bias; by default what c and bias say, in torch.mm's layout).
 #[pyfunction]
-#[pyo3(signature = (model, shape, a, b, c=None, bias=None, config=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (model, shape, a, b, c=None, bias=None, config=None, op=None, table=None, predicted=false, gpu=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn matmul_raw<'py>(
     py: Python<'py>,
     model: &str,
@@ -282,8 +293,12 @@ fn matmul_raw<'py>(
     c: Option<Bytes<'py>>,
     bias: Option<Bytes<'py>>,
     config: Option<&str>,
-) -> PyResult<(Bound<'py, PyArray1<u8>>, String)> {
-    let lm = library(model)?;
+    op: Option<&str>,
+    table: Option<std::path::PathBuf>,
+    predicted: bool,
+    gpu: Option<&str>,
+) -> PyResult<(Bound<'py, PyArray1<u8>>, String, String, Option<String>)> {
+    let lm = library_with(model, table.as_deref(), predicted)?;
     let r = &lm.rules;
     let (m, n, k) = shape;
     let (ia, ib, out) = (r.inputs, r.b_inputs(), r.output);
@@ -303,31 +318,36 @@ fn matmul_raw<'py>(
         bias: bias.as_ref().map(|x| sized("bias", x.as_slice()?, n, out)).transpose()?,
     }
     .as_torch_linear();
+    let op: TorchOp = match op {
+        Some(o) => o.parse().map_err(err)?,
+        None => TorchOp::of(c.is_some(), bias.is_some()),
+    };
     let config = config.map(|t| KernelConfig::from_log(t).map_err(|e| err(format!("config: {e}")))).transpose()?;
-    let run = || -> Result<(Vec<u8>, String), PyErr> {
+    let warning = lm.gpu_mismatch(gpu);
+    let run = || -> Result<(Vec<u8>, String, String), PyErr> {
         let emu = LibraryEmulator::new(&lm);
         emu.check(&g).map_err(err)?;
-        let config = match config {
-            Some(c) => c,
-            None => match emu.config(&g) {
-                Ok(c) => c.clone(),
+        let (config, source) = match config {
+            Some(c) => (c, "given".to_string()),
+            None => match emu.choose((m, n, k), op) {
+                Ok((c, s)) => (c.clone(), s.to_string()),
                 Err(e @ GemmError::Unlearned { .. }) => {
-                    return Err(UnlearnedShape::new_err(format!("{e}; pass config= (the algo=[...] text cuBLASLt's CUBLASLT_LOG_LEVEL=5 trace prints)")))
+                    return Err(UnlearnedShape::new_err(format!("{e}; pass config= (the algo=[...] text cuBLASLt's CUBLASLT_LOG_LEVEL=5 trace prints) or table= (a file mmafuzz library trace wrote)")))
                 }
                 Err(e) => return Err(err(e)),
             },
         };
-        let plan = emu.plan(&g, &config).map_err(|e| match e {
+        let plan = emu.plan_op(&g, &config, op).map_err(|e| match e {
             GemmError::Plan(p) => NotModelled::new_err(p.to_string()),
             e => err(e),
         })?;
         let d = emu.run(&g, &plan, &|_| ()).map_err(err)?;
         let mut bytes = vec![0u8; d.len() * width(out)];
         put_bits(&mut bytes, &d, out);
-        Ok((bytes, config.to_log()))
+        Ok((bytes, config.to_log(), source))
     };
-    let (d, used) = py.detach(run)?;
-    Ok((d.into_pyarray(py), used))
+    let (d, used, source) = py.detach(run)?;
+    Ok((d.into_pyarray(py), used, source, warning))
 }
 
 /// Every model by name and kind: ("instruction" | "library" | "hypothesis", name, description).

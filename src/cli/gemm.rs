@@ -62,6 +62,11 @@ pub struct GemmArgs {
     /// choices belong to another.
     #[arg(long, requires = "a")]
     gpu: Option<String>,
+    /// The PyTorch call whose kernel runs: mm (torch.mm, B k×n), addmm (with --c), linear
+    /// (F.linear: --b is the weight, n×k as nn.Linear holds it; with --bias, its bias
+    /// epilogue). Default: mm, addmm with --c, the bias epilogue with --bias (B k×n).
+    #[arg(long, requires = "a")]
+    op: Option<mmafuzz::library::TorchOp>,
     /// With --a/--b as f32 matrices: run a precision scheme of library GEMMs instead of one
     /// (markidis3/markidis4: Markidis et al.'s FP16 refinement A16·B16 + R_A·B16 + A16·R_B
     /// [+ R_A·R_B], each product added by torch.addmm(D, X, Y, out_dtype=float32); f16, f32,
@@ -146,7 +151,15 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
     let r = &lm.rules;
     let (a_path, b_path, out) = (args.a.as_ref().expect("checked"), args.b.as_ref().expect("clap requires --b"), args.out.as_ref().expect("clap requires --out"));
     let a = npy::read(a_path, r.inputs)?;
-    let b = npy::read(b_path, r.b_inputs())?;
+    let mut b = npy::read(b_path, r.b_inputs())?;
+    use mmafuzz::library::TorchOp;
+    let linear = matches!(args.op, Some(TorchOp::Linear | TorchOp::LinearBias));
+    if linear {
+        // F.linear's weight is n×k: B is its transpose.
+        let &[wn, wk] = b.shape.as_slice() else { anyhow::bail!("the weight must be 2-D (n×k), not {:?}", b.shape) };
+        b.bits = mmafuzz::library::gemm::transpose(&b.bits, wn, wk);
+        b.shape = vec![wk, wn];
+    }
     let (&[m, k], &[kb, n]) = (a.shape.as_slice(), b.shape.as_slice()) else {
         anyhow::bail!("A and B must be 2-D (A is {:?}, B is {:?})", a.shape, b.shape);
     };
@@ -159,14 +172,26 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
     if let Some(bias) = &bias {
         anyhow::ensure!(bias.shape == [n], "the bias has shape {:?}, D has {n} columns", bias.shape);
     }
+    let op = match (args.op, bias.is_some(), c.is_some()) {
+        (Some(TorchOp::Linear | TorchOp::LinearBias), true, _) => TorchOp::LinearBias,
+        (Some(TorchOp::Linear | TorchOp::LinearBias), false, _) => TorchOp::Linear,
+        (Some(TorchOp::Addmm), _, false) => anyhow::bail!("--op addmm needs --c"),
+        (Some(TorchOp::Mm), _, true) => anyhow::bail!("--op mm takes no --c (that is addmm)"),
+        (Some(TorchOp::ScaledMm), ..) => anyhow::bail!("--op scaled_mm: give an FP8 model (h200:cublaslt...) without --op"),
+        (Some(op), ..) => op,
+        (None, b, c) => TorchOp::of(c, b),
+    };
     let g = Gemm { m, n, k, a: a.bits, b: b.bits, c: c.map(|c| c.bits), bias: bias.map(|b| b.bits) }.as_torch_linear();
     let emu = LibraryEmulator::new(&lm);
     emu.check(&g)?;
-    let config = match &args.config {
-        Some(text) => KernelConfig::from_log(text)?,
-        None => emu.config(&g).map_err(|e| anyhow::anyhow!("{e}; give the kernel with --config (CUBLASLT_LOG_LEVEL=5 prints it) or a traced table with --table"))?.clone(),
+    let (config, source) = match &args.config {
+        Some(text) => (KernelConfig::from_log(text)?, "given".to_string()),
+        None => {
+            let (c, s) = emu.choose((m, n, k), op).map_err(|e| anyhow::anyhow!("{e}; give the kernel with --config (CUBLASLT_LOG_LEVEL=5 prints it) or a traced table with --table"))?;
+            (c.clone(), s.to_string())
+        }
     };
-    let plan = emu.plan(&g, &config)?;
+    let plan = emu.plan_op(&g, &config, op)?;
     let bar = ProgressBar::new((m * n) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} elements {per_sec} eta {eta}").expect("valid template"));
     let start = Instant::now();
@@ -175,7 +200,8 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
     npy::write(out, r.output, &[m, n], &d).with_context(|| format!("cannot write {}", out.display()))?;
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{m}x{n}x{k} under {} with {config}: {} K slice(s); D written to {} in {secs:.2} s ({:.3e} terms/s)",
+        "{} {m}x{n}x{k} under {} with {config} ({source}): {} K slice(s); D written to {} in {secs:.2} s ({:.3e} terms/s)",
+        op.call(),
         lm.chain.name,
         plan.slices.len(),
         out.display(),

@@ -96,6 +96,10 @@ pub enum LibraryCommand {
         /// predictor from each and keep the table whole.
         #[arg(long)]
         from_table: bool,
+        /// Learn from at most this many shapes per path and call (a subset chosen by a hash of
+        /// the shape): a dense heuristic trace holds more than a tree needs.
+        #[arg(long, default_value_t = usize::MAX)]
+        max_per_call: usize,
     },
     /// Put GPU-recorded GEMMs (scripts/torch-lib.py record) into the corpus in its compact
     /// form: at most --max-elements elements per GEMM, D as steps from a reference sum of the
@@ -258,7 +262,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
         LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
         LibraryCommand::CheckPredict { traces, gpu } => super::library_fit::check_predict(&traces, &gpu),
-        LibraryCommand::Fit { traces, gpu, out, seed, from_table } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table),
+        LibraryCommand::Fit { traces, gpu, out, seed, from_table, max_per_call } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table, max_per_call),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),
         LibraryCommand::Replay { records, model, table, verbose, by_shape, write_ratchet } => {
             replay(&records, model.as_deref(), table.as_deref(), verbose, by_shape, write_ratchet.as_deref())

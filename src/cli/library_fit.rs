@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use mmafuzz::library::fit::{exception_table, fit as fit_op, FitStats, Fitted, Traced};
-use mmafuzz::library::predict::Predictor;
+use mmafuzz::library::predict::{Degenerate, Predictor};
 use mmafuzz::library::{ConfigTable, KernelConfig, LibraryModel, TorchOp};
 use sha1::{Digest, Sha1};
 use std::collections::BTreeMap;
@@ -18,6 +18,8 @@ struct Trace {
     /// Per path, each GEMM's call, shape class (a validation trace's sixth field) and index
     /// into `paths[path][op]`.
     classes: BTreeMap<String, Vec<(TorchOp, String, usize)>>,
+    /// Per path, the degenerate classes its data does not describe (`unpredicted` lines).
+    unpredicted: BTreeMap<String, BTreeMap<(TorchOp, Degenerate), String>>,
 }
 
 fn read_trace(file: &Path) -> anyhow::Result<Trace> {
@@ -32,6 +34,7 @@ fn read_trace(file: &Path) -> anyhow::Result<Trace> {
     // its GEMMs, and counted.
     let (mut path, mut configs): (Option<String>, BTreeMap<String, Result<KernelConfig, String>>) = (None, BTreeMap::new());
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unpredicted: BTreeMap<String, BTreeMap<(TorchOp, Degenerate), String>> = BTreeMap::new();
     for (no, line) in lines {
         let at = || format!("{} line {}", file.display(), no + 1);
         let f: Vec<&str> = line.split('\t').collect();
@@ -43,6 +46,12 @@ fn read_trace(file: &Path) -> anyhow::Result<Trace> {
             ["path", name] => {
                 path = Some(name.to_string());
                 configs.clear();
+            }
+            ["unpredicted", op, class, why] => {
+                let op: TorchOp = op.parse().map_err(anyhow::Error::msg).with_context(at)?;
+                let class = Degenerate::parse(class).with_context(|| format!("{}: '{class}' is not a class like m-- or -n-", at()))?;
+                let p = path.clone().with_context(|| format!("{}: an unpredicted line before any path line", at()))?;
+                unpredicted.entry(p).or_default().insert((op, class), why.to_string());
             }
             ["cfg", id, algo] => {
                 configs.insert(id.to_string(), KernelConfig::from_log(algo).map_err(|e| format!("{algo}: {e}")));
@@ -73,7 +82,7 @@ fn read_trace(file: &Path) -> anyhow::Result<Trace> {
     for (why, count) in skipped {
         eprintln!("{}: {count} GEMM(s) skipped, configuration unreadable: {why}", file.display());
     }
-    Ok(Trace { provenance, paths, classes })
+    Ok(Trace { provenance, paths, classes, unpredicted })
 }
 
 /// The learning set's hash: SHA-1 over its sorted `path op m n k config` lines.
@@ -88,8 +97,12 @@ fn learning_hash(per_op: &BTreeMap<TorchOp, Vec<Traced>>, path: &str) -> String 
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool) -> anyhow::Result<ExitCode> {
+pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool, max_per_call: usize) -> anyhow::Result<ExitCode> {
     let mut paths: BTreeMap<String, BTreeMap<TorchOp, Vec<Traced>>> = BTreeMap::new();
+    let mut unpredicted: BTreeMap<String, BTreeMap<(TorchOp, Degenerate), String>> = BTreeMap::new();
+    // A trace of cuBLASLt's heuristic (scripts/lt-heuristic.py) is not a table of calls that ran:
+    // the predictor is learned from it, the path's kernel table is left as it is.
+    let mut heuristic = false;
     let mut source = String::new();
     let mut tables: BTreeMap<String, ConfigTable> = BTreeMap::new();
     for file in files {
@@ -106,13 +119,18 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
         } else {
             let t = read_trace(file)?;
             let p = &t.provenance["provenance"];
+            heuristic |= t.provenance["heuristic"].as_bool().unwrap_or(false);
+            for (path, u) in t.unpredicted {
+                unpredicted.entry(path).or_default().extend(u);
+            }
             source = format!(
-                "gpu: {} ({} SMs), cuBLAS {}, driver {}, torch {}; scripts/torch-trace.py learn, seed {}",
+                "gpu: {} ({} SMs), cuBLAS {}, driver {}, torch {}; {}, seed {}",
                 p["gpu"].as_str().unwrap_or("?"),
                 p["sm_count"],
                 p["cublas"].as_str().unwrap_or("?"),
                 p["driver"].as_str().unwrap_or("?"),
                 p["torch"].as_str().unwrap_or("?"),
+                if heuristic { "cuBLASLt's heuristic asked at each shape as cuBLAS asks it (scripts/lt-heuristic.py)" } else { "scripts/torch-trace.py learn" },
                 t.provenance["learn_seed"]
             );
             for (path, ops) in t.paths {
@@ -126,12 +144,24 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
     let mut report = String::new();
     let _ = writeln!(report, "{:<46} {:<12} {:>7} {:>7} {:>8} {:>9} {:>6} {:>6} {:>7} {:>9}", "path", "call", "traced", "held", "right", "declined", "wrong", "unmod", "leaves", "declining");
     let mut total = FitStats::default();
+    for (path, ops) in paths.iter_mut() {
+        let skip = unpredicted.get(path.as_str()).cloned().unwrap_or_default();
+        for (op, v) in ops.iter_mut() {
+            v.retain(|t| !skip.contains_key(&(*op, Degenerate::of(t.shape))));
+            if v.len() > max_per_call {
+                // A deterministic subset, by a hash of the shape.
+                let mut keyed: Vec<(u64, Traced)> = v.drain(..).map(|t| (mmafuzz::library::libgen::splitmix64(seed ^ ((t.shape.0 as u64) << 42) ^ ((t.shape.1 as u64) << 21) ^ t.shape.2 as u64), t)).collect();
+                keyed.sort_unstable_by_key(|(h, _)| *h);
+                v.extend(keyed.into_iter().take(max_per_call).map(|(_, t)| t));
+            }
+        }
+    }
     for (path, ops) in &paths {
         let name = format!("{gpu}:{path}");
         let lm = LibraryModel::load(&name, None).with_context(|| format!("the trace's path {path} has no model {name}"))?;
         let hash = learning_hash(ops, path);
         let fitted: Vec<(TorchOp, Fitted)> = ops.iter().map(|(op, v)| (*op, fit_op(&lm.rules, *op, v, seed))).collect();
-        let mut predictor = Predictor::default();
+        let mut predictor = Predictor { unpredicted: unpredicted.get(path.as_str()).cloned().unwrap_or_default(), ..Predictor::default() };
         predictor.provenance = vec![
             format!("{name}: the kernel cuBLASLt runs, predicted per PyTorch call from the shape (`mmafuzz library fit`, {})", mmafuzz::store::today_utc()),
             source.clone(),
@@ -186,7 +216,7 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
             mmafuzz::store::write_atomically(&file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))
         };
         write(out.join(format!("{path}.predict.tsv.gz")), predictor.to_text())?;
-        if !from_table {
+        if !from_table && !heuristic {
             write(out.join(format!("{path}.configs.tsv.gz")), table.to_text())?;
         }
         eprintln!("{name}: {} tree nodes, {} configurations, {} table shapes", predictor.nodes(), predictor.configs.len(), table.len());

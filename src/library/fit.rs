@@ -13,9 +13,9 @@
 //! reports as held out.
 
 use super::config::KernelConfig;
-use super::gemm::linear_takes_epilogue;
+use super::gemm::{linear_takes_epilogue, takes_weight_transposed};
 use super::op::TorchOp;
-use super::predict::{leaf_of, Feature, Node};
+use super::predict::{leaf_of, prune, Feature, Node};
 use super::schedule::{Plan, PlanError, ScheduleRules};
 use super::table::ConfigTable;
 use std::collections::HashMap;
@@ -31,7 +31,7 @@ pub struct Traced {
 /// the bias epilogue only where PyTorch uses it ([`linear_takes_epilogue`]).
 pub fn plan_of(rules: &ScheduleRules, op: TorchOp, (m, n, k): (usize, usize, usize), config: &KernelConfig) -> Result<Plan, PlanError> {
     let bias = op == TorchOp::LinearBias && linear_takes_epilogue(n, k);
-    rules.plan_with(m, n, k, config, bias)
+    rules.plan_layout(m, n, k, config, bias, takes_weight_transposed(op, n, k))
 }
 
 /// `config` without what no schedule rule of `rules` reads for it: two kernels with the same
@@ -205,6 +205,8 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64) -> 
         })
         .map(|i| (traced[i].shape, traced[i].config.clone()))
         .collect();
+    // Subtrees that only decline become one decline (the held-out counts above are the grown tree's).
+    let nodes = prune(&nodes);
     Fitted { nodes, configs, exceptions, stats }
 }
 

@@ -65,6 +65,12 @@ pub fn linear_takes_epilogue(n: usize, k: usize) -> bool {
     n > 1 && k > 1
 }
 
+/// Whether PyTorch's call `op` hands cuBLAS the weight transposed at n×k (F.linear, unless the
+/// weight is a row or a column, whose transpose is contiguous as it is).
+pub fn takes_weight_transposed(op: TorchOp, n: usize, k: usize) -> bool {
+    matches!(op, TorchOp::Linear | TorchOp::LinearBias) && n > 1 && k > 1
+}
+
 /// `x` (rows × cols, row-major) transposed, in square blocks that stay in cache: a deep
 /// matrix column by column would touch a cache line per element.
 pub fn transpose<T: Copy + Default>(x: &[T], rows: usize, cols: usize) -> Vec<T> {
@@ -170,6 +176,12 @@ impl<'a> LibraryEmulator<'a> {
 
     pub fn plan(&self, g: &Gemm, config: &KernelConfig) -> Result<Plan, GemmError> {
         self.plan_for((g.m, g.n, g.k), config, g.bias.is_some())
+    }
+
+    /// The plan of `g` made by the PyTorch call `op` (F.linear passes its weight transposed,
+    /// which some kernels read another way).
+    pub fn plan_op(&self, g: &Gemm, config: &KernelConfig, op: TorchOp) -> Result<Plan, GemmError> {
+        Ok(self.model.rules.plan_layout(g.m, g.n, g.k, config, g.bias.is_some(), takes_weight_transposed(op, g.n, g.k))?)
     }
 
     /// The schedule of an m×n×k GEMM under `config` (its elements' plan whatever part of the

@@ -10,7 +10,8 @@
 //! root: `split<TAB>FEATURE<TAB>THRESHOLD<TAB>LEFT<TAB>RIGHT` (feature ≤ threshold goes left),
 //! `leaf<TAB>ID<TAB>SUPPORT<TAB>HELD_OK<TAB>HELD_ALL` (answer configuration ID; how many learned
 //! shapes reached it, how many held-out shapes it got right and reached), or
-//! `decline<TAB>SUPPORT<TAB>REASON`.
+//! `decline<TAB>SUPPORT<TAB>REASON`. `unpredicted<TAB>OP<TAB>CLASS<TAB>REASON` lines decline a
+//! call kind's shapes whose 1s fall as CLASS says (`m--`: m = 1 alone) whatever the tree says.
 
 use super::config::KernelConfig;
 use super::op::TorchOp;
@@ -35,11 +36,35 @@ pub enum Feature {
     AlignM,
     AlignN,
     AlignK,
+    /// Output tiles of 64×64, 128×128 and 128×256 (torch's m by n, both ways): the waves of
+    /// CTAs over the SMs that the kernel choice and split-K weigh.
+    Tiles64,
+    Tiles128,
+    Tiles128x256,
+    Tiles256x128,
+    /// k per 128×128 output tile: how much K each tile's chain holds.
+    KPerTile128,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 11] =
-        [Feature::M, Feature::N, Feature::K, Feature::Mn, Feature::Mnk, Feature::KPerMn, Feature::MinMn, Feature::MaxMn, Feature::AlignM, Feature::AlignN, Feature::AlignK];
+    pub const ALL: [Feature; 16] = [
+        Feature::M,
+        Feature::N,
+        Feature::K,
+        Feature::Mn,
+        Feature::Mnk,
+        Feature::KPerMn,
+        Feature::MinMn,
+        Feature::MaxMn,
+        Feature::AlignM,
+        Feature::AlignN,
+        Feature::AlignK,
+        Feature::Tiles64,
+        Feature::Tiles128,
+        Feature::Tiles128x256,
+        Feature::Tiles256x128,
+        Feature::KPerTile128,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +79,11 @@ impl Feature {
             Feature::AlignM => "align_m",
             Feature::AlignN => "align_n",
             Feature::AlignK => "align_k",
+            Feature::Tiles64 => "tiles64",
+            Feature::Tiles128 => "tiles128",
+            Feature::Tiles128x256 => "tiles128x256",
+            Feature::Tiles256x128 => "tiles256x128",
+            Feature::KPerTile128 => "k_per_tile128",
         }
     }
 
@@ -64,6 +94,7 @@ impl Feature {
     /// The feature's value at an m×n×k shape.
     pub fn of(self, (m, n, k): (usize, usize, usize)) -> f64 {
         let align = |x: usize| x.trailing_zeros().min(8) as f64;
+        let tiles = |tm: usize, tn: usize| (m.div_ceil(tm) * n.div_ceil(tn)) as f64;
         let (mf, nf, kf) = (m as f64, n as f64, k as f64);
         match self {
             Feature::M => mf,
@@ -77,6 +108,11 @@ impl Feature {
             Feature::AlignM => align(m),
             Feature::AlignN => align(n),
             Feature::AlignK => align(k),
+            Feature::Tiles64 => tiles(64, 64),
+            Feature::Tiles128 => tiles(128, 128),
+            Feature::Tiles128x256 => tiles(128, 256),
+            Feature::Tiles256x128 => tiles(256, 128),
+            Feature::KPerTile128 => kf / tiles(128, 128),
         }
     }
 }
@@ -91,12 +127,34 @@ pub enum Node {
     Decline { support: usize, reason: String },
 }
 
-/// Per call kind, a tree over the shape.
+/// Which of m, n, k are 1 (`m--`: m alone; `mn-`: m and n; `---`: none): the GEMV-like cases
+/// where cuBLAS's dispatch follows rules of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Degenerate(pub [bool; 3]);
+
+impl Degenerate {
+    pub fn of((m, n, k): (usize, usize, usize)) -> Degenerate {
+        Degenerate([m == 1, n == 1, k == 1])
+    }
+
+    pub fn name(self) -> String {
+        self.0.iter().zip("mnk".chars()).map(|(&one, c)| if one { c } else { '-' }).collect()
+    }
+
+    pub fn parse(s: &str) -> Option<Degenerate> {
+        let b = s.as_bytes();
+        (b.len() == 3 && b.iter().zip(b"mnk").all(|(&x, &c)| x == c || x == b'-')).then(|| Degenerate([b[0] != b'-', b[1] != b'-', b[2] != b'-']))
+    }
+}
+
+/// Per call kind, a tree over the shape, and the degenerate classes it does not answer for
+/// (where the data it was learned from is known not to be what runs).
 #[derive(Clone, Debug, Default)]
 pub struct Predictor {
     pub provenance: Vec<String>,
     pub configs: Vec<KernelConfig>,
     pub trees: BTreeMap<TorchOp, Vec<Node>>,
+    pub unpredicted: BTreeMap<(TorchOp, Degenerate), String>,
 }
 
 /// The index of the leaf (answer or decline) a shape reaches in a tree whose splits point
@@ -107,6 +165,56 @@ pub fn leaf_of(tree: &[Node], shape: (usize, usize, usize)) -> usize {
         at = if feature.of(shape) <= *threshold { *left } else { *right };
     }
     at
+}
+
+/// `tree` with every subtree that only declines made one `decline` node (its support the sum,
+/// its reason the first in pre-order): the same answers in fewer nodes.
+pub fn prune(tree: &[Node]) -> Vec<Node> {
+    fn all_decline(tree: &[Node], at: usize, memo: &mut [Option<bool>]) -> bool {
+        if let Some(v) = memo[at] {
+            return v;
+        }
+        let v = match &tree[at] {
+            Node::Decline { .. } => true,
+            Node::Split { left, right, .. } => all_decline(tree, *left, memo) && all_decline(tree, *right, memo),
+            Node::Leaf { .. } => false,
+        };
+        memo[at] = Some(v);
+        v
+    }
+    fn declines(tree: &[Node], at: usize, out: &mut Vec<(usize, String)>) {
+        match &tree[at] {
+            Node::Decline { support, reason } => out.push((*support, reason.clone())),
+            Node::Split { left, right, .. } => {
+                declines(tree, *left, out);
+                declines(tree, *right, out);
+            }
+            Node::Leaf { .. } => {}
+        }
+    }
+    fn rebuild(tree: &[Node], at: usize, memo: &mut [Option<bool>], out: &mut Vec<Node>) -> usize {
+        let here = out.len();
+        match &tree[at] {
+            Node::Split { .. } if all_decline(tree, at, memo) => {
+                let mut all = vec![];
+                declines(tree, at, &mut all);
+                out.push(Node::Decline { support: all.iter().map(|d| d.0).sum(), reason: all.swap_remove(0).1 });
+            }
+            Node::Split { feature, threshold, left, right } => {
+                out.push(Node::Split { feature: *feature, threshold: *threshold, left: 0, right: 0 });
+                let l = rebuild(tree, *left, memo, out);
+                let r = rebuild(tree, *right, memo, out);
+                out[here] = Node::Split { feature: *feature, threshold: *threshold, left: l, right: r };
+            }
+            other => out.push(other.clone()),
+        }
+        here
+    }
+    let mut out = Vec::with_capacity(tree.len());
+    if !tree.is_empty() {
+        rebuild(tree, 0, &mut vec![None; tree.len()], &mut out);
+    }
+    out
 }
 
 /// What the predictor says for one shape.
@@ -126,6 +234,9 @@ pub struct PredictorError {
 impl Predictor {
     /// The prediction for an m×n×k call of kind `op`.
     pub fn predict(&self, op: TorchOp, shape: (usize, usize, usize)) -> Prediction<'_> {
+        if let Some(why) = self.unpredicted.get(&(op, Degenerate::of(shape))) {
+            return Prediction::Declined(why.clone());
+        }
         let Some(tree) = self.trees.get(&op) else {
             return Prediction::Declined(format!("no {} calls were learned", op.call()));
         };
@@ -188,6 +299,12 @@ impl Predictor {
                     Node::Leaf { config, support: num(f[2])?, held: (num(f[3])?, num(f[4])?) }
                 }
                 ("decline", 3) => Node::Decline { support: num(f[1])?, reason: f[2].to_string() },
+                ("unpredicted", 4) => {
+                    let op: TorchOp = f[1].parse().map_err(bad)?;
+                    let class = Degenerate::parse(f[2]).ok_or_else(|| bad(format!("'{}' is not a class like m-- or -n-", f[2])))?;
+                    p.unpredicted.insert((op, class), f[3].to_string());
+                    continue;
+                }
                 _ => return Err(bad(format!("cannot read '{}'", line.chars().take(60).collect::<String>()))),
             };
             let op = current.ok_or_else(|| bad("a node before any `op` line".into()))?;
@@ -216,6 +333,9 @@ impl Predictor {
         }
         for (i, c) in self.configs.iter().enumerate() {
             let _ = writeln!(s, "cfg\t{i}\t{}", c.to_log());
+        }
+        for ((op, class), why) in &self.unpredicted {
+            let _ = writeln!(s, "unpredicted\t{op}\t{}\t{why}", class.name());
         }
         for (op, tree) in &self.trees {
             let _ = writeln!(s, "op\t{op}");
@@ -252,6 +372,24 @@ mod tests {
     }
 
     #[test]
+    fn pruning_keeps_every_answer() {
+        let text = "cfg\t0\talgoId=66\nop\tmm\nsplit\tm\t8\t1\t6\nsplit\tn\t8\t2\t3\ndecline\t3\tfirst\nsplit\tk\t8\t4\t5\ndecline\t2\tsecond\ndecline\t1\tthird\nleaf\t0\t9\t1\t1\n";
+        let p = Predictor::parse(text).unwrap();
+        let tree = &p.trees[&TorchOp::Mm];
+        let pruned = prune(tree);
+        assert_eq!(pruned.len(), 3, "{pruned:?}");
+        assert_eq!(pruned[1], Node::Decline { support: 6, reason: "first".into() });
+        for m in [1, 8, 9, 100] {
+            for n in [1, 9] {
+                for k in [1, 9] {
+                    let (a, b) = (&tree[leaf_of(tree, (m, n, k))], &pruned[leaf_of(&pruned, (m, n, k))]);
+                    assert_eq!(matches!(a, Node::Leaf { .. }), matches!(b, Node::Leaf { .. }), "{m}x{n}x{k}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_damaged_file_is_an_error_not_a_loop() {
         for bad in [
             TEXT.replace("split\tm\t1\t3\t4", "split\tm\t1\t0\t4"),
@@ -272,5 +410,20 @@ mod tests {
         assert_eq!(Feature::AlignK.of((1, 1, 4096)), 8.0);
         assert_eq!(Feature::AlignN.of((1, 24, 1)), 3.0);
         assert_eq!(Feature::Mnk.of((3, 5, 7)), 105.0);
+        assert_eq!(Feature::Tiles128.of((129, 128, 7)), 2.0);
+        assert_eq!(Feature::Tiles128x256.of((129, 257, 1)), 4.0);
+        assert_eq!(Feature::KPerTile128.of((256, 256, 4096)), 1024.0);
+    }
+
+    #[test]
+    fn an_unpredicted_class_declines_and_round_trips() {
+        let text = format!("{TEXT}unpredicted\tmm\tm--\tcuBLAS runs its own GEMV rules here\n");
+        let p = Predictor::parse(&text).unwrap();
+        assert_eq!(p.predict(TorchOp::Mm, (1, 64, 64)), Prediction::Declined("cuBLAS runs its own GEMV rules here".into()));
+        assert!(matches!(p.predict(TorchOp::Mm, (2, 64, 64)), Prediction::Config { .. }));
+        assert!(matches!(p.predict(TorchOp::Mm, (1, 1, 2)), Prediction::Config { .. }), "mn- is another class");
+        let again = Predictor::parse(&p.to_text()).unwrap();
+        assert_eq!(again.unpredicted, p.unpredicted);
+        assert!(Predictor::parse(&TEXT.replace("op\tmm\n", "unpredicted\tmm\tmx-\twhy\nop\tmm\n")).is_err());
     }
 }

@@ -309,11 +309,15 @@ pub struct SliceRule {
     /// The rule holds only for these tiles (the log's `MATMUL_TILE_64x8` as "64x8"); None: any.
     #[serde(default)]
     pub tiles: Option<Vec<String>>,
-    /// Only with (true) or without (false) F.linear's bias: the bias epilogue reads the weight
-    /// transposed and runs another kernel under the same logged configuration (gemmSN,
-    /// algorithm 11: FPRev through torch.mm and F.linear); None: both.
+    /// Only with (true) or without (false) F.linear's bias; None: both.
     #[serde(default)]
     pub bias: Option<bool>,
+    /// Only with (true) or without (false) F.linear's transposed weight, with a bias or not:
+    /// that layout runs another kernel under the same logged configuration (gemmSN, algorithm
+    /// 11: FPRev through torch.mm and F.linear; a traced F.linear without a bias on an H200);
+    /// None: both.
+    #[serde(default)]
+    pub linear: Option<bool>,
     /// Recordings show this kernel computes something the rules do not say yet: emulating it is
     /// refused with this reason instead of guessed.
     #[serde(default)]
@@ -363,8 +367,9 @@ fn lane_chains(ks: Range<usize>, len: usize, lanes: usize, deal: usize, chunk_ma
 }
 
 impl SliceRule {
-    fn applies(&self, config: &KernelConfig, bias: bool, k: usize) -> bool {
+    fn applies(&self, config: &KernelConfig, bias: bool, linear: bool, k: usize) -> bool {
         self.bias.is_none_or(|b| b == bias)
+            && self.linear.is_none_or(|l| l == linear)
             && self.k_max.is_none_or(|x| k <= x)
             && self.algos.contains(&config.algo)
             && self.custom_options.as_ref().is_none_or(|o| o.contains(&config.custom_option()))
@@ -438,17 +443,24 @@ impl ScheduleRules {
         self.plan_with(m, n, k, config, false)
     }
 
-    /// The plan for an m×n×k GEMM run with `config`, with F.linear's bias (`bias`) or without.
+    /// The plan for an m×n×k GEMM run with `config`, with F.linear's bias (`bias`) or without
+    /// (a bias implies F.linear's transposed weight).
     pub fn plan_with(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool) -> Result<Plan, PlanError> {
-        let mut plan = self.kernel_plan(m, n, k, config, bias)?;
+        self.plan_layout(m, n, k, config, bias, bias)
+    }
+
+    /// [`ScheduleRules::plan_with`] where the layout is known: `linear`, B is F.linear's
+    /// transposed weight (with or without the bias).
+    pub fn plan_layout(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool, linear: bool) -> Result<Plan, PlanError> {
+        let mut plan = self.kernel_plan(m, n, k, config, bias, linear)?;
         plan.c_nan_first = self.c_nan_first.contains(&config.algo);
         Ok(plan)
     }
 
-    fn kernel_plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool) -> Result<Plan, PlanError> {
+    fn kernel_plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool, linear: bool) -> Result<Plan, PlanError> {
         let split = config.split_k > 1;
-        let rule = (self.gemv.iter().find(|r| r.applies(config, bias, k) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
-            .or_else(|| self.slices.iter().find(|r| r.applies(config, bias, k)).map(|r| (r, false)));
+        let rule = (self.gemv.iter().find(|r| r.applies(config, bias, linear, k) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
+            .or_else(|| self.slices.iter().find(|r| r.applies(config, bias, linear, k)).map(|r| (r, false)));
         let (rule, gemv) = (rule.map(|r| r.0), rule.is_some_and(|r| r.1));
         if let Some(why) = rule.and_then(|r| r.declined.as_ref()) {
             return Err(PlanError::Unmodelled { algo: config.algo, config: format!("{config}: {why}") });

@@ -1,0 +1,184 @@
+"""PyTorch's GEMM calls as a given GPU runs them, bit for bit, without that GPU.
+
+    >>> import numpy as np, mmafuzz.torch as mt
+    >>> x = np.ones((2, 5, 64), np.float16); w = np.ones((32, 64), np.float16)
+    >>> mt.linear(x, w, gpu="h200", table="TABLES")   # what F.linear(x, w) returns on an H200
+
+Each call mirrors its PyTorch namesake on NumPy arrays (``ml_dtypes.bfloat16`` for bf16) or CPU
+torch tensors, and returns the same kind: ``mm(a, b, out_dtype=None)``, ``addmm(input, mat1,
+mat2)``, ``linear(x, w, bias=None)`` (x with any leading dimensions, w (n, k) as ``nn.Linear``
+holds it) and ``matmul(a, b)``. Keywords common to all:
+
+- ``gpu``: ``"h200"`` (default) or ``"h100"``: whose cuBLAS kernel choices to follow;
+- ``allow_tf32``: float32 operands as ``torch.backends.cuda.matmul.allow_tf32`` would;
+- ``table``: a kernel table file (``mmafuzz library trace`` writes them): it alone decides;
+- ``predicted``: let the GPU's predictor answer for shapes no trace holds (off by default: it
+  is not right everywhere; where it is unsure it declines anyway).
+
+Where the kernel is not known (a shape no trace holds, the predictor off or unsure) the call
+raises :class:`mmafuzz.UnlearnedShape` with the reason; a call or kernel the models do not
+cover raises :class:`mmafuzz.NotModelled`. Nothing is guessed.
+
+The layout decides the kernel as it does in PyTorch: ``mm(a, b)`` with ``b`` a transposed view
+(``w.T``, F-contiguous) is F.linear's call, not torch.mm's.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from . import NotModelled, matmul as _matmul
+
+try:
+    import ml_dtypes as _ml
+except ImportError:  # pragma: no cover
+    _ml = None
+
+__all__ = ["mm", "addmm", "linear", "matmul", "GPUS"]
+
+GPUS = ("h100", "h200")
+
+
+def _path(dtype: np.dtype, out_dtype, allow_tf32: bool) -> str:
+    """The library path of a call on `dtype` operands: cublas.gemm.D.A.B.C."""
+    name = {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}.get(dtype)
+    if name is None and _ml is not None and dtype == np.dtype(_ml.bfloat16):
+        name = "bf16"
+    if name is None:
+        raise NotModelled(f"operands of dtype {dtype}: the cuBLAS paths take float16, bfloat16, float32 and float64")
+    out = name if out_dtype is None else _dtype_name(out_dtype)
+    if name in ("f16", "bf16"):
+        if out not in (name, "f32"):
+            raise NotModelled(f"{name} operands with out_dtype {out}: torch takes {name} or float32")
+        return f"cublas.gemm.{out}.{name}.{name}.{out}"
+    if out != name:
+        raise NotModelled(f"{name} operands with out_dtype {out}: only the operands' own dtype")
+    if name == "f32" and allow_tf32:
+        return "cublas.gemm.f32.tf32.tf32.f32"
+    return f"cublas.gemm.{name}.{name}.{name}.{name}"
+
+
+def _dtype_name(d) -> str:
+    if str(d).startswith("torch."):
+        s = str(d)[len("torch."):]
+    else:
+        try:
+            s = np.dtype(d).name
+        except TypeError:
+            s = str(d)
+    names = {"float16": "f16", "half": "f16", "float32": "f32", "float": "f32", "float64": "f64", "double": "f64", "bfloat16": "bf16"}
+    if s not in names:
+        raise NotModelled(f"out_dtype {d}")
+    return names[s]
+
+
+def _model(gpu: str, path: str) -> str:
+    if gpu not in GPUS:
+        raise ValueError(f"gpu={gpu!r}: the models describe {', '.join(GPUS)}")
+    return f"{gpu}:{path}"
+
+
+def _numpy(x, what: str):
+    """(array, came from torch)."""
+    if type(x).__module__.startswith("torch"):
+        import torch
+
+        if x.device.type != "cpu":
+            raise ValueError(f"{what} is on {x.device}: give CPU tensors (mmafuzz emulates; it does not run on the GPU)")
+        x = x.detach()
+        if x.dtype == torch.bfloat16:
+            if _ml is None:  # pragma: no cover
+                raise ImportError("bfloat16 needs ml_dtypes")
+            return x.view(torch.int16).numpy().view(_ml.bfloat16), True
+        return x.numpy(), True
+    return np.asarray(x), False
+
+
+def _back(d: np.ndarray, torch_out: bool):
+    if not torch_out:
+        return d
+    import torch
+
+    if _ml is not None and d.dtype == np.dtype(_ml.bfloat16):
+        return torch.from_numpy(np.ascontiguousarray(d).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(d))
+
+
+def _transposed(b: np.ndarray) -> bool:
+    """Whether `b` is a transposed view (w.T of a row-major w): what torch passes as OP_T."""
+    return b.ndim == 2 and not b.flags.c_contiguous and b.flags.f_contiguous
+
+
+def _gemm(a, b, *, c=None, bias=None, linear: bool, out_dtype, gpu, allow_tf32, table, predicted):
+    if a.dtype != b.dtype:
+        raise TypeError(f"operands of two dtypes ({a.dtype}, {b.dtype}): torch needs one")
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"a is {a.shape} and b {b.shape}: two matrices")
+    if not a.flags.c_contiguous and a.flags.f_contiguous and a.shape[0] > 1 and a.shape[1] > 1:
+        raise NotModelled("a transposed first operand: torch passes it as OP_T on the other side, a layout not traced yet")
+    model = _model(gpu, _path(a.dtype, out_dtype, allow_tf32))
+    op = ("linear_bias" if bias is not None else "linear") if linear else ("addmm" if c is not None else "mm")
+    return _matmul(np.ascontiguousarray(a), np.ascontiguousarray(b), c, model, bias=bias, op=op, table=table, predicted=predicted, gpu=gpu)
+
+
+def mm(input, mat2, *, out_dtype=None, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False):
+    """``torch.mm(input, mat2)`` (``out_dtype=float32`` for f16/bf16 operands as torch 2.11
+    takes it). ``mat2`` as a transposed view (``w.T``) is F.linear's layout and kernel."""
+    a, ta = _numpy(input, "input")
+    b, tb = _numpy(mat2, "mat2")
+    d = _gemm(a, b, linear=_transposed(b), out_dtype=out_dtype, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
+    return _back(d, ta or tb)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out_dtype=None, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False):
+    """``torch.addmm(input, mat1, mat2)``: D = mat1·mat2 + input, input m×n; or, with ``input``
+    one row of n and ``mat2`` a transposed weight, F.linear's bias epilogue."""
+    if beta != 1 or alpha != 1:
+        raise NotModelled(f"addmm with beta={beta}, alpha={alpha}: only beta = alpha = 1 is modelled")
+    c, tc = _numpy(input, "input")
+    a, ta = _numpy(mat1, "mat1")
+    b, tb = _numpy(mat2, "mat2")
+    m, n = a.shape[0], b.shape[1] if b.ndim == 2 else None
+    if c.ndim == 1:
+        if not _transposed(b):
+            raise NotModelled("addmm with a broadcast row and an untransposed mat2: that bias layout is not traced (F.linear passes the weight transposed)")
+        d = _gemm(a, b, bias=c, linear=True, out_dtype=out_dtype, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
+    else:
+        if c.shape != (m, n):
+            raise NotModelled(f"addmm with input {c.shape} broadcast to {(m, n)}: only a full m×n input or a bias row is modelled")
+        d = _gemm(a, b, c=np.ascontiguousarray(c), linear=False, out_dtype=out_dtype, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
+    return _back(d, ta or tb or tc)
+
+
+def linear(input, weight, bias=None, *, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False):
+    """``F.linear(input, weight, bias)``: input (..., k), weight (n, k), bias (n,) or None;
+    returns (..., n). With a bias and more than three dimensions torch adds the bias after the
+    GEMM, which is not modelled."""
+    x, tx = _numpy(input, "input")
+    w, tw = _numpy(weight, "weight")
+    bias_np, tbias = (None, False) if bias is None else _numpy(bias, "bias")
+    if w.ndim != 2 or x.ndim < 1 or x.shape[-1] != w.shape[1]:
+        raise ValueError(f"input {x.shape} and weight {w.shape}: the weight is (n, k) with k = input's last dimension")
+    if x.ndim == 1:
+        raise NotModelled("F.linear on a vector runs a GEMV (torch.mv), not a GEMM")
+    if bias_np is not None and x.ndim > 3:
+        raise NotModelled("F.linear with a bias on more than three dimensions adds the bias after the GEMM: not modelled")
+    lead = x.shape[:-1]
+    x2 = np.ascontiguousarray(x).reshape(-1, x.shape[-1])
+    d = _gemm(x2, np.ascontiguousarray(w).T, bias=bias_np, linear=True, out_dtype=None, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
+    return _back(d.reshape(*lead, w.shape[0]), tx or tw or tbias)
+
+
+def matmul(input, other, *, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False):
+    """``torch.matmul`` where it is one GEMM: 2-D @ 2-D, or (..., k) @ (k, n) (torch folds the
+    leading dimensions into m). Vectors (mv, dot) and batched second operands (bmm) are not
+    modelled."""
+    a, ta = _numpy(input, "input")
+    b, tb = _numpy(other, "other")
+    if a.ndim < 2 or b.ndim != 2:
+        raise NotModelled(f"matmul of {a.shape} and {b.shape}: only (..., k) @ (k, n), one GEMM, is modelled")
+    lead = a.shape[:-1]
+    d = _gemm(np.ascontiguousarray(a).reshape(-1, a.shape[-1]), b, linear=_transposed(b), out_dtype=None, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
+    return _back(d.reshape(*lead, b.shape[1]), ta or tb)
