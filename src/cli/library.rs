@@ -72,14 +72,18 @@ pub enum LibraryCommand {
         #[arg(long)]
         gpu: String,
     },
-    /// Learn a GPU's kernel choices from a trace (scripts/torch-trace.py learn): per path and
-    /// PyTorch call, a decision tree over the shape predicting the numerically relevant
-    /// configuration, validated on a held-out part of the trace (leaves it finds unsure decline),
-    /// and a table of the traced shapes the tree does not get right. Writes
-    /// DIR/<path>.predict.tsv.gz and DIR/<path>.configs.tsv.gz atomically, and prints the
-    /// held-out results. Rebuild to embed them.
+    /// Learn a GPU's kernel choices from a trace (scripts/torch-trace.py learn, or cuBLASLt's
+    /// heuristic asked densely: scripts/lt-heuristic.py dense + expand): per path and PyTorch
+    /// call, a decision tree over the shape predicting the numerically relevant configuration,
+    /// validated on a held-out part of the trace (leaves it finds unsure decline), and, from a
+    /// trace of real calls, a table of the traced shapes the tree does not get right. Writes
+    /// DIR/<path>.predict.tsv.gz (and DIR/<path>.configs.tsv.gz) atomically, and prints the
+    /// held-out results. `unpredicted` lines in a trace make the predictor decline a call's
+    /// degenerate class (m--: m = 1 alone) outright. Rebuild to embed them.
     ///
     ///   mmafuzz library fit h200-learn.tsv.gz --gpu h200 --out models/h200/cublas
+    ///
+    ///   mmafuzz library fit corpus/library/traces/unpredicted-h200.tsv.gz dense.tsv.gz --gpu h200 --out DIR --max-per-call 300000
     Fit {
         /// The trace (scripts/torch-trace.py's output), or with --from-table kernel tables.
         #[arg(required = true)]
