@@ -386,37 +386,36 @@ def expand(dense_paths, out):
 
 
 def expand_one(f, o):
-    if True:
-        head = json.loads(f.readline())
-        if o.tell() == 0:
-            o.write(json.dumps({"provenance": head["provenance"], "learn_seed": head["seed"], "heuristic": True}) + "\n")
-        current = None
-        while True:
-            line = f.readline()
-            if not line:
-                break
-            parts = line.rstrip("\n").split("\t")
-            if parts[0] == "call":
-                path, op, count = parts[1], parts[2], int(parts[3])
-                cfgs = {}
-                if path != current:
-                    o.write(f"path\t{path}\n")
-                    current = path
-                    written = {}
-            elif parts[0] == "cfg":
-                cfgs[int(parts[1])] = parts[2]
-            else:
-                ids = [int(x) for x in line.split()]
-                gen = shapes(head["seed"], path, op, path.startswith("cublaslt"))
-                for i in ids:
-                    m, n, k = next(gen)
-                    text = cfgs[i]
-                    if text == "-":
-                        continue
-                    if text not in written:
-                        written[text] = len(written)
-                        o.write(f"cfg\t{written[text]}\t{text}\n")
-                    o.write(f"{op}\t{m}\t{n}\t{k}\t{written[text]}\n")
+    head = json.loads(f.readline())
+    if o.tell() == 0:
+        o.write(json.dumps({"provenance": head["provenance"], "learn_seed": head["seed"], "heuristic": True}) + "\n")
+    current = None
+    while True:
+        line = f.readline()
+        if not line:
+            break
+        parts = line.rstrip("\n").split("\t")
+        if parts[0] == "call":
+            path, op, count = parts[1], parts[2], int(parts[3])
+            cfgs = {}
+            if path != current:
+                o.write(f"path\t{path}\n")
+                current = path
+                written = {}
+        elif parts[0] == "cfg":
+            cfgs[int(parts[1])] = parts[2]
+        else:
+            ids = [int(x) for x in line.split()]
+            gen = shapes(head["seed"], path, op, path.startswith("cublaslt"))
+            for i in ids:
+                m, n, k = next(gen)
+                text = cfgs[i]
+                if text == "-":
+                    continue
+                if text not in written:
+                    written[text] = len(written)
+                    o.write(f"cfg\t{written[text]}\t{text}\n")
+                o.write(f"{op}\t{m}\t{n}\t{k}\t{written[text]}\n")
 
 
 def unfaithful(answers_path, out):

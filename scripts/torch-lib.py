@@ -38,9 +38,10 @@ def splitmix64(x):
     return z ^ (z >> np.uint64(31))
 
 
-# format -> (storage bits, mantissa bits, exponent bias)
-FMT = {"float16": (16, 10, 15), "bfloat16": (16, 7, 127), "float32": (32, 23, 127), "float64": (64, 52, 1023),
-       "float8_e4m3fn": (8, 3, 7), "float8_e5m2": (8, 2, 15)}
+# format -> (storage bits, mantissa bits, exponent bias), and the special values planted:
+# scripts/libgen.py's, the one NumPy/PyTorch copy of the shared generator's tables.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libgen import FMT, special_table  # noqa: E402
 
 
 def gen_bits(fmt, seed, operand, count):
@@ -61,20 +62,6 @@ def gen_bits(fmt, seed, operand, count):
 # src/library/libgen.rs implements the same functions: a line (a row of A, a column of B) is
 # left alone, made all signed zeros (the element's own sign), or gets one special at one place,
 # each decided by (seed, operand, line) alone; C (and the bias) element by element.
-def special_table(fmt):
-    """+inf, -inf, NaN, +max, -max, +0, -0, +least subnormal, -least subnormal (e4m3fn has no
-    infinity: its largest finite value stands in)."""
-    width, mant, bias = FMT[fmt]
-    sign = 1 << (width - 1)
-    exp_all = ((1 << (width - 1 - mant)) - 1) << mant
-    top = (exp_all - (1 << mant)) | ((1 << mant) - 1)
-    inf, nan = exp_all, exp_all | (1 << (mant - 1))
-    if fmt == "float8_e4m3fn":
-        top, nan = 0x7E, 0x7F
-        inf = top
-    return [inf, inf | sign, nan, top, top | sign, 0, sign, 1, 1 | sign]
-
-
 def line_plant(seed, operand, line, length):
     """None, ("zeros",) or ("one", position, table index) for one line of A (operand 0) or B (1)."""
     key = (np.uint64(seed) << np.uint64(40)) + (np.uint64(operand + 4) << np.uint64(36)) + np.uint64(line)

@@ -5,6 +5,7 @@
 //! tables every GEMM emulates to torch's bits, through the library and through `mmafuzz gemm`.
 
 use mmafuzz::library::gemm::{transpose, Gemm, LibraryEmulator};
+use mmafuzz::library::npy;
 use mmafuzz::library::{LibraryModel, TorchOp};
 use std::collections::HashMap;
 use std::io::Read;
@@ -15,7 +16,6 @@ const DIR: &str = "corpus/library/traces/example-model";
 /// A `.npy` array: shape and little-endian element bits.
 struct Array {
     shape: Vec<usize>,
-    width: usize,
     bits: Vec<u64>,
     /// The data as stored (for a unicode array: UTF-32LE).
     data: Vec<u8>,
@@ -29,28 +29,12 @@ fn parse_npy(bytes: &[u8]) -> Array {
     assert!(header.contains("'fortran_order': False"), "{header}");
     let data = bytes[start + len..].to_vec();
     if descr.starts_with("<U") {
-        return Array { shape: vec![], width: 4, bits: vec![], data };
+        return Array { shape: vec![], bits: vec![], data };
     }
     let width: usize = descr[2..].parse().unwrap();
     let shape: Vec<usize> = header.split("'shape': (").nth(1).unwrap().split(')').next().unwrap().split(',').filter_map(|s| s.trim().parse().ok()).collect();
     let bits = data.chunks_exact(width).map(|c| c.iter().rev().fold(0u64, |a, &b| (a << 8) | b as u64)).collect();
-    Array { shape, width, bits, data }
-}
-
-fn write_npy(path: &Path, descr: &str, shape: &[usize], bits: &[u64], width: usize) {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({}{}), }}", dims.join(", "), if shape.len() == 1 { "," } else { "" });
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend((header.len() as u16).to_le_bytes());
-    out.extend(header.as_bytes());
-    for &b in bits {
-        out.extend(&b.to_le_bytes()[..width]);
-    }
-    std::fs::write(path, out).unwrap();
+    Array { shape, bits, data }
 }
 
 fn arrays() -> (Vec<serde_json::Value>, HashMap<String, Array>) {
@@ -94,7 +78,6 @@ struct Saved {
     y: Vec<u64>,
     /// The weight as F.linear takes it (n×k) for the CLI.
     weight: Option<Vec<u64>>,
-    width: usize,
 }
 
 fn saved() -> Vec<Saved> {
@@ -106,7 +89,6 @@ fn saved() -> Vec<Saved> {
         .map(|(i, c)| {
             let key = |name: &str| c["operands"][name].as_str().map(|k| &a[k]);
             let y = &a[&format!("{i}.y")];
-            let width = y.width;
             let (op, m, n, k, am, bm, weight) = match c["op"].as_str().unwrap() {
                 "linear" => {
                     let (x, w) = (key("x").unwrap(), key("w").unwrap());
@@ -122,7 +104,7 @@ fn saved() -> Vec<Saved> {
                 }
             };
             let gemm = Gemm { m, n, k, a: am, b: bm, c: key("c").map(|c| c.bits.clone()), bias: key("bias").map(|b| b.bits.clone()) }.as_torch_linear();
-            Saved { op, dtype: c["dtype"].as_str().unwrap().to_string(), shape: (m, n, k), gemm, y: y.bits.clone(), weight, width }
+            Saved { op, dtype: c["dtype"].as_str().unwrap().to_string(), shape: (m, n, k), gemm, y: y.bits.clone(), weight }
         })
         .collect()
 }
@@ -159,38 +141,34 @@ fn the_cli_gives_the_same_bits_from_the_traced_table() {
     let picked: Vec<&Saved> = all.iter().filter(|s| s.shape.0 == 18 || s.op == TorchOp::Addmm).collect();
     assert_eq!(picked.len(), 16);
     for (i, s) in picked.iter().enumerate() {
-        let descr = match (s.dtype.as_str(), s.width) {
-            ("f16", 2) => "<f2",
-            ("bf16", 2) => "<u2",
-            (_, 4) => "<f4",
-            other => panic!("{other:?}"),
-        };
         let (m, n, k) = s.shape;
-        let p = |name: &str| dir.path().join(format!("{i}.{name}.npy"));
-        write_npy(&p("a"), descr, &[m, k], &s.gemm.a, s.width);
         let path = path_of(&s.dtype);
+        let model = format!("h200:{path}");
+        let r = LibraryModel::load(&model, None).unwrap().rules;
+        let p = |name: &str| dir.path().join(format!("{i}.{name}.npy"));
+        npy::write(&p("a"), r.inputs, &[m, k], &s.gemm.a).unwrap();
         let mut cmd = std::process::Command::new(bin);
-        cmd.args(["gemm", "--model", &format!("h200:{path}"), "--gpu", "h200"]);
+        cmd.args(["gemm", "--model", &model, "--gpu", "h200"]);
         cmd.arg("--table").arg(PathBuf::from(DIR).join(format!("{path}.configs.tsv.gz")));
         cmd.arg("--a").arg(p("a")).arg("--out").arg(p("d"));
         match s.op {
             TorchOp::Addmm => {
-                write_npy(&p("b"), descr, &[k, n], &s.gemm.b, s.width);
-                write_npy(&p("c"), descr, &[m, n], s.gemm.c.as_ref().unwrap(), s.width);
+                npy::write(&p("b"), r.b_inputs(), &[k, n], &s.gemm.b).unwrap();
+                npy::write(&p("c"), r.output, &[m, n], s.gemm.c.as_ref().unwrap()).unwrap();
                 cmd.arg("--b").arg(p("b")).arg("--c").arg(p("c")).args(["--op", "addmm"]);
             }
             _ => {
-                write_npy(&p("w"), descr, &[n, k], s.weight.as_ref().unwrap(), s.width);
+                npy::write(&p("w"), r.b_inputs(), &[n, k], s.weight.as_ref().unwrap()).unwrap();
                 cmd.arg("--b").arg(p("w")).args(["--op", "linear"]);
                 if let Some(bias) = &s.gemm.bias {
-                    write_npy(&p("bias"), descr, &[n], bias, s.width);
+                    npy::write(&p("bias"), r.output, &[n], bias).unwrap();
                     cmd.arg("--bias").arg(p("bias"));
                 }
             }
         }
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let d = parse_npy(&std::fs::read(p("d")).unwrap());
+        let d = npy::read(&p("d"), r.output).unwrap();
         assert_eq!(d.shape, vec![m, n]);
         assert_eq!(d.bits, s.y, "{} {} {:?} through the CLI", s.op, s.dtype, s.shape);
     }

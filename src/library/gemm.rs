@@ -68,7 +68,7 @@ pub fn linear_takes_epilogue(n: usize, k: usize) -> bool {
 /// Whether PyTorch's call `op` hands cuBLAS the weight transposed at n×k (F.linear, unless the
 /// weight is a row or a column, whose transpose is contiguous as it is).
 pub fn takes_weight_transposed(op: TorchOp, n: usize, k: usize) -> bool {
-    matches!(op, TorchOp::Linear | TorchOp::LinearBias) && n > 1 && k > 1
+    matches!(op, TorchOp::Linear | TorchOp::LinearBias) && linear_takes_epilogue(n, k)
 }
 
 /// `x` (rows × cols, row-major) transposed, in square blocks that stay in cache: a deep
