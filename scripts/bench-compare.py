@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare `mmafuzz bench --paths ...` tables of two builds measured in the same call.
+"""Compare `mmafuzz bench --paths ...` tables of two builds measured in the same run.
 
     python3 scripts/bench-compare.py OLD.txt [OLD.txt ...] -- NEW.txt [NEW.txt ...]
 

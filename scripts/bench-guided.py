@@ -15,7 +15,7 @@ GPU stands, the path's sm90 model is the model under test, as on the GPU).
 3. Features after --paths-tiles tiles on every mma.sync path (its sm90 model against itself),
    guided and unguided, seed 1, with the most the guided hunt could reach there (the situations
    it reached × 8 levels). 0 skips it.
-Prints three Markdown tables (BENCHMARKS.md keeps them).
+Prints three Markdown tables (docs/src/benchmarks.md, "Measuring the rest", lists the command).
 """
 import argparse, json, os, shutil, statistics, subprocess, tempfile, time
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: cuBLASLt's heuristic checked against real PyTorch calls and asked densely,
 # a sealed validation trace, `mmafuzz library trace` on scripts/example-model.py and the
-# whole-GEMM benchmark. Results go to $OUT (at most 8 files).
+# whole-GEMM benchmark. Results go to $OUT (a few files).
 #
 #   bash scripts/device-heuristic.sh CHECK_SEED DENSE_SEED DENSE_SECONDS VALIDATE_SEED STEPS
 # STEPS: comma-separated, of check (real calls at CHECK_SEED's shapes under the log, and the

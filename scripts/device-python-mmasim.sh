@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (no Rust, python3 with torch): the Python package and MMA-Sim as an
-# external oracle, in one call. Carry a directory (default target/devpy) holding the
+# external oracle, in one run. Copy along a directory (default target/devpy) holding the
 # stripped mmafuzz binary (or mmafuzz.gz), the package's wheel (maturin build) and MMA-Sim's wheel.
 #
 #   bash scripts/device-python-mmasim.sh [DIR] [STEPS]     (STEPS: comma list, default all)
@@ -30,12 +30,12 @@ out=${OUT:-/tmp/out}
 mkdir -p "$out"
 site=$(mktemp -d)
 bin="$dir/mmafuzz"
-if [ -f "$dir/mmafuzz.gz" ]; then  # carried compressed: the working tree travels under 64 MiB
+if [ -f "$dir/mmafuzz.gz" ]; then  # copied along compressed, to keep the copy small
   bin="$site/bin/mmafuzz"; mkdir -p "$site/bin"
   gunzip -c "$dir/mmafuzz.gz" > "$bin"
 fi
 chmod +x "$bin"
-# The package's wheel is needed by the pytest and torch steps only: install what was carried.
+# The package's wheel is needed by the pytest and torch steps only: install what was copied along.
 python3 -m pip install --no-deps --no-index --target "$site" $(ls "$dir"/mmafuzz-*.whl "$dir"/mmasim-*.whl 2>/dev/null) > "$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 python3 -c "import mmafuzz, sys; print('mmafuzz', mmafuzz.__file__, sys.version.split()[0])" 2>&1 | tee -a "$out/install.log"

@@ -17,10 +17,10 @@ if ! (cd fuzz && cargo +nightly metadata --locked --format-version 1 > /dev/null
   echo "fuzz-smoke: fuzz/Cargo.lock is out of date: run 'cargo +nightly metadata --format-version 1 > /dev/null' in fuzz/ and commit it" >&2
   exit 1
 fi
-targets="exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model gpu_path gpu_engine"
+targets="exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model parse_npy parse_library_record parse_schedule gpu_path gpu_engine"
 # Unoptimised, with debug assertions and overflow checks: half the build time of `-O` (2.7
 # against 5.2 minutes on 2 cores), and a brief run needs checks more than speed. Hunts build
-# with -O (README, "Guided hunts and fuzzing against the GPU").
+# with -O (docs/src/guided.md, "Fuzz targets").
 for t in $targets; do (cd fuzz && cargo +nightly fuzz build --dev -s none "$t"); done
 bin=fuzz/target/x86_64-unknown-linux-gnu/debug
 work=$(mktemp -d)
@@ -41,7 +41,7 @@ run_target() {
 }
 export -f run_target
 export bin work SECONDS_PER_TARGET
-printf '%s\n' exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model | xargs -P 2 -I{} bash -c 'run_target {}'
+printf '%s\n' exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse_corpus_line parse_finding parse_model parse_npy parse_library_record parse_schedule | xargs -P 2 -I{} bash -c 'run_target {}'
 # The CLI as `cargo test` built it for the tests (nothing to compile after scripts/test.sh).
 cargo test --workspace --profile suite --no-run --quiet
 mmafuzz=./target/suite/mmafuzz

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine: brings up new instruction paths in one call. gpu-check (layouts,
+# Runs on the GPU machine: brings up new instruction paths in one run. gpu-check (layouts,
 # determinism) of each PATH, then for each PATH, JOBS at a time: TILES fresh tiles recorded (seed SEED),
 # `discover` from the whole knob space (at most SECS seconds), and a validation hunt of
 # HUNT seconds on tiles of another seed under the discovered model. Everything comes back in
@@ -10,7 +10,7 @@
 #   here:   bash scripts/gpu-corpus-collect.sh DIR/bringup.tgz; compare DIR/.../discover/*.toml
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
-# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+# gpu-prepare.sh stages the binary gzipped (a smaller copy to the GPU machine).
 [ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
 tiles=${1:?usage: gpu-bringup.sh TILES SECS HUNT SEED PATH...}
 secs=${2:?}
@@ -20,7 +20,7 @@ shift 4
 out=${OUT:-/tmp/mmafuzz-out}
 work=$(mktemp -d)/bringup
 mkdir -p "$out" "$work/record" "$work/discover" "$work/findings" "$work/logs"
-# CHECK=0 skips gpu-check (paths already layout-checked in an earlier call).
+# CHECK=0 skips gpu-check (paths already layout-checked in an earlier run).
 { nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader; [ "${CHECK:-1}" = 0 ] || for p in "$@"; do timeout 120 "$bin" gpu-check --path "$p" | tail -n 1; done; } 2>&1 | tee "$work/logs/gpu-check.txt"
 one() {
   p=$1
@@ -41,9 +41,8 @@ one() {
 }
 export -f one
 export bin tiles secs hunt seed work
-# The whole bring-up (gpu-check included) ends by BUDGET seconds from its start (default 540: a
-# device call's limit is 600), so the
-# archive below always comes back with whatever finished.
+# The whole bring-up (gpu-check included) ends by BUDGET seconds from its start (default 540,
+# for a run limited to 10 minutes), so the archive below is always written with whatever finished.
 left=$(( ${BUDGET:-540} - SECONDS ))
 [ "$left" -gt 0 ] || left=1
 printf '%s\n' "$@" | timeout "$left" xargs -P "${JOBS:-3}" -I{} bash -c 'one {}'

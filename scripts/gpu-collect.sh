@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Copy the corpus files a device run brought back (DIR/*.jsonl.xz or *.jsonl.gz) into corpus/,
-# replacing each path's file (the run recorded the whole set), and show the run's log.
+# Copy the corpus files a run on the GPU machine brought back (DIR/*.jsonl.xz or *.jsonl.gz)
+# into corpus/, replacing each path's file (the run recorded the whole set), and show the run's
+# log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: scripts/gpu-collect.sh DIR}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Add the GPU tiles a device run brought back in ARCHIVE (record.tgz from gpu-record.sh, or
-# discover.tgz from gpu-discover.sh: <path>.jsonl.xz / .jsonl.gz files inside) to each path's
-# corpus file with `mmafuzz corpus merge` (repeats dropped), and show the per-path counts.
+# Add the GPU tiles a run on the GPU machine brought back in ARCHIVE (record.tgz from
+# gpu-record.sh, or discover.tgz from gpu-discover.sh: <path>.jsonl.xz / .jsonl.gz files inside)
+# to each path's corpus file with `mmafuzz corpus merge` (repeats dropped), and show the per-path counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 archive=${1:?usage: scripts/gpu-corpus-collect.sh ARCHIVE.tgz}

@@ -7,7 +7,7 @@
 #           bash scripts/gpu-corpus-collect.sh DIR/discover.tgz   (adds the deciding tiles)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
-# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+# gpu-prepare.sh stages the binary gzipped (a smaller copy to the GPU machine).
 [ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
 secs=${1:?usage: gpu-discover.sh SECONDS PATH...}
 shift

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU hunt engine on the GPU machine (after scripts/gpu-prepare.sh; carry .gpu):
+# The GPU hunt engine on the GPU machine (after scripts/gpu-prepare.sh; with .gpu/ copied along):
 #   bash scripts/gpu-engine.sh check TILES OTHER            engine-check of the three engine paths,
 #                                                           recordings in $OUT/corpus/engine
 #   bash scripts/gpu-engine.sh hunt SECS CPU_SECS SEED      hunts with --engine gpu, then --engine cpu

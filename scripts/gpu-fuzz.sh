@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: libFuzzer's GPU target on every mma.sync path at once, then a planted
 # model difference found and minimised with libFuzzer's crash minimiser (what `cargo fuzz tmin`
-# runs; there is no cargo there), then decoded. Binaries are carried gzipped:
+# runs; there is no cargo there), then decoded. Binaries are copied along gzipped:
 #   target/dev/mmafuzz.gz (release CLI) and target/dev/gpu_path.gz (cargo fuzz build -O -s none
 #   --no-trace-compares gpu_path, stripped).
 #
@@ -13,7 +13,7 @@
 #                                                  # worker with a model where the GPU stood
 # Binaries built without libFuzzer's code coverage (`cargo build --release --bin gpu_path` in
 # fuzz/): the arithmetic situations are the coverage, and the model runs ~1.4x faster.
-# Logs and artifacts go to $OUT; corpora stay in fuzz/corpus/ for the next call.
+# Logs and artifacts go to $OUT; corpora stay in fuzz/corpus/ for the next run.
 set -uo pipefail
 mode=$1; secs=$2
 OUT=${OUT:-/tmp/out}

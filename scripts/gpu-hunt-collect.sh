@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Unpacks a device run's findings.tgz (scripts/gpu-hunt.sh) over findings/ here: new findings
-# and the hunts' saved state, ready for `gpu-hunt.sh resume` and for committing.
+# Unpacks the findings.tgz of a run on the GPU machine (scripts/gpu-hunt.sh) over findings/
+# here: new findings and the hunts' saved state, ready for `gpu-hunt.sh resume` and for
+# committing.
 set -euo pipefail
 dir=${1:?usage: gpu-hunt-collect.sh DIR-with-findings.tgz}
 tar xzf "$dir/findings.tgz"

@@ -12,7 +12,7 @@
 #   here:   bash scripts/gpu-hunt-collect.sh DIR    (unpacks DIR/findings.tgz over findings/)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
-# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+# gpu-prepare.sh stages the binary gzipped (a smaller copy to the GPU machine).
 [ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
 mode=${1:-first}
 secs=${2:-400}

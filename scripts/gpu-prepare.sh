@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the release binary here and stage it, stripped and gzipped, in .gpu/ (ignored by git),
-# which the device call carries; the gpu-*.sh scripts unpack it there. Gzipped because the
-# working tree that travels with a device call is capped at 64 MiB and the corpus takes most of it.
+# to be copied with the repository to the GPU machine; the gpu-*.sh scripts unpack it there.
+# Gzipped to keep that copy small: the corpus already takes most of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release

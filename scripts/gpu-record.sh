@@ -8,7 +8,7 @@
 #   here:   bash scripts/gpu-corpus-collect.sh DIR/record.tgz   (appends them to corpus/)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
-# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+# gpu-prepare.sh stages the binary gzipped (a smaller copy to the GPU machine).
 [ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
 tiles=${1:-5000}
 seed=${2:-20261122}

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (no Rust there): the release binary built here travels with the call.
+# Runs on the GPU machine (no Rust there): the release binary built here is copied along in .gpu/.
 # Checks every path's layout and determinism, records edge-biased tiles per path into a corpus
 # (a quarter as many for the 64x8 wgmma tiles),
 # times `mmafuzz run` and the GPU side alone, and leaves under $OUT one log and one corpus file
-# (gzipped JSONL) per path
-# (the device tool brings back at most 8 files of 16 MiB).
+# (gzipped JSONL) per path: few files, each small, to copy back.
 #   here:   bash scripts/gpu-prepare.sh          (builds and stages .gpu/mmafuzz)
 #   there:  bash scripts/gpu-run.sh [tiles-per-path]
 #   here:   bash scripts/gpu-collect.sh DIR       (copies DIR/*.jsonl.{xz,gz} into corpus/)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
-# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+# gpu-prepare.sh stages the binary gzipped (a smaller copy to the GPU machine).
 [ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
 tiles=${1:-2048}
 out=${OUT:-/tmp/mmafuzz-out}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU side's speed on the GPU machine (after scripts/gpu-prepare.sh; carry .gpu), issue 13:
+# The CPU side's speed on the GPU machine (after scripts/gpu-prepare.sh; with .gpu/ copied along):
 #   bash scripts/gpu-speed.sh bench SECS              `mmafuzz bench --paths sm90` on one core: every
 #                                                     path's model against MPFR, and on hunt tiles
 #   bash scripts/gpu-speed.sh bench-vs SECS OLD.xz   the same with an older build (xz-compressed, in

@@ -5,7 +5,7 @@
 #   there:  bash scripts/gpu-validate.sh [SECONDS] [SEED] [PATH ...]   (default: the exact paths)
 set -uo pipefail
 bin=${MMAFUZZ_BIN:-.gpu/mmafuzz}
-# gpu-prepare.sh stages the binary gzipped (the working tree that travels is capped at 64 MiB).
+# gpu-prepare.sh stages the binary gzipped (a smaller copy to the GPU machine).
 [ -x "$bin" ] || { [ -f "$bin.gz" ] && gunzip -f "$bin.gz" && chmod +x "$bin"; }
 secs=${1:-60}
 seed=${2:-777}

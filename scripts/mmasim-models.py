@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A model per MMA-Sim architecture and instruction, found by `mmafuzz discover` against
-MMA-Sim and checked by hunting against it (issue 14, part 3).
+MMA-Sim and checked by hunting against it.
 
 For every architecture MMA-Sim models and every mmafuzz path it has an instruction for:
 
@@ -14,7 +14,7 @@ For every architecture MMA-Sim models and every mmafuzz path it has an instructi
      --record tiles of MMA-Sim's answers to corpus/mmasim/<arch>/ (replayed in CI, no PyTorch).
 
 Paths that have a model measured on the H100 (models/sm90/) are not rediscovered for MMA-Sim's
-Hopper: the sm90 model is hunted against MMA-Sim's Hopper instead (the README's table).
+Hopper: the sm90 model is hunted against MMA-Sim's Hopper instead (report/mmasim.md, Hopper's rows).
 
 Needs PyTorch (>= 2.9) and MMA-Sim 2.1.1 importable by --python, and a built mmafuzz.
 
@@ -50,7 +50,10 @@ CORPUS_ENDINGS = (".jsonl.xz", ".jsonl.gz")
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mmafuzz", default=os.path.join(ROOT, "target/release/mmafuzz"))
-    p.add_argument("--python", default=sys.executable, help="the Python that has torch and mmasim (runs the oracle)")
+    p.add_argument("--python", default="python3",
+                   help="the Python that has torch and mmasim (runs the oracle; default python3 from PATH). The oracle "
+                        "command, this name included, is written into findings and provenance, so a name on PATH keeps "
+                        "them free of one machine's paths")
     p.add_argument("--arch", action="append", help="only these architectures (MMA-Sim's names; repeat)")
     p.add_argument("--only", help="only paths whose id contains this")
     p.add_argument("--skip", action="append", default=[], help="leave out paths whose id contains this (repeat)")
@@ -190,7 +193,9 @@ def oracle_for(args, pr):
     # compared as one pattern there (the adapter's --nan-as all-ones).
     host_nans = arch.startswith("CDNA") or p["a_fmt"] == "f64"
     label = f"MMA-Sim 2.1.1 {arch} model{' (NaNs written as all-ones)' if host_nans else ''}, not hardware"
-    oracle = (f"external-npz:{args.python} {os.path.join(ROOT, 'scripts/mmasim-oracle.py')} --arch '{arch}' --protocol npz"
+    # The adapter relative to the working directory (the hunts' too), as findings should name it.
+    adapter = os.path.relpath(os.path.join(ROOT, "scripts", "mmasim-oracle.py"))
+    oracle = (f"external-npz:{args.python} {adapter} --arch '{arch}' --protocol npz"
               f" --instruction '{pr['mmasim'].replace(' ', ':', 1)}' --threads {args.oracle_threads}"
               + (" --nan-as all-ones" if host_nans else "")
               + (f" --device {args.oracle_device}" if args.oracle_device != "cpu" else ""))
@@ -415,7 +420,9 @@ def one(args, pr):
 def main():
     args = parse_args()
     # MMA-Sim builds a C++ extension with ninja at import: the Python's own bin/ first on PATH.
-    os.environ["PATH"] = os.path.dirname(args.python) + os.pathsep + os.environ.get("PATH", "")
+    python_bin = os.path.dirname(shutil.which(args.python) or args.python)
+    if python_bin:
+        os.environ["PATH"] = python_bin + os.pathsep + os.environ.get("PATH", "")
     todo = pairs(args)
     if args.list:
         for pr in todo:

@@ -89,6 +89,7 @@ pub mod hunt;
 pub mod infer;
 pub mod library;
 pub mod model;
+pub mod npy_header;
 pub mod npz;
 pub mod probes;
 pub mod replay;

@@ -315,14 +315,14 @@ fn read_member<R: Read + Seek>(npz: &mut zip::ZipArchive<R>, name: &str, mapped:
         if crc32fast::hash(data) != crc {
             return Err("cannot read it from the archive: its CRC-32 does not match (a damaged file)".into());
         }
-        let (ty, shape, size, rest) = npy_array(npyz::NpyFile::new(std::io::Cursor::new(data)).map_err(|e| format!("not a .npy array: {e}"))?)?;
+        let (ty, shape, size, rest) = npy_array(std::io::Cursor::new(data))?;
         let at = start + rest.position() as usize;
         if start + len - at < size {
             return Err(format!("data has {} bytes, shape {shape:?} of {} needs {size}", start + len - at, dtype_name(&ty)));
         }
         return Ok(Some(Member { ty, shape, bytes: Bytes::Mapped(map.clone(), at..at + size) }));
     }
-    let (ty, shape, size, mut rest) = npy_array(npyz::NpyFile::new(entry).map_err(|e| format!("not a .npy array: {e}"))?)?;
+    let (ty, shape, size, mut rest) = npy_array(entry)?;
     let mut bytes = Vec::with_capacity(size.min(1 << 30));
     rest.read_to_end(&mut bytes).map_err(|e| format!("cannot read the data: {e}"))?;
     if bytes.len() < size {
@@ -332,25 +332,26 @@ fn read_member<R: Read + Seek>(npz: &mut zip::ZipArchive<R>, name: &str, mapped:
     Ok(Some(Member { ty, shape, bytes: bytes.into() }))
 }
 
-/// A .npy header checked for arrays we read: its dtype, shape, data size in bytes, and the
-/// reader at the data.
-fn npy_array<R: Read>(npy: npyz::NpyFile<R>) -> Result<(TypeStr, Vec<usize>, usize, R), String> {
-    let DType::Plain(ty) = npy.dtype() else { return Err("a structured dtype is not an array of numbers".into()) };
-    if npy.order() == npyz::Order::Fortran && npy.shape().len() > 1 {
+/// A .npy header checked for arrays we read ([`crate::npy_header`]: bounded, parsed in one
+/// pass): its dtype, shape, data size in bytes, and the reader at the data.
+fn npy_array<R: Read>(mut input: R) -> Result<(TypeStr, Vec<usize>, usize, R), String> {
+    let header = crate::npy_header::read(&mut input).map_err(|e| format!("not a .npy array: {e}"))?;
+    let ty: TypeStr = header.descr.parse().map_err(|_| format!("dtype '{}' is not an array of numbers", header.descr))?;
+    if header.fortran_order && header.shape.len() > 1 {
         return Err("Fortran-ordered array: save it C-contiguous (np.ascontiguousarray)".into());
     }
-    if !matches!(ty.type_char(), TypeChar::Uint | TypeChar::Int | TypeChar::Float | TypeChar::RawData) {
+    if !matches!(ty.type_char(), TypeChar::Uint | TypeChar::Int | TypeChar::Float | TypeChar::RawData) || !(1..=8).contains(&ty.size_field()) {
         return Err(format!("dtype {ty} is not numbers or bit patterns"));
     }
     if ty.endianness() == npyz::Endianness::Big && ty.size_field() > 1 {
         return Err(format!("dtype {ty} is big-endian: save it little-endian (arr.astype(arr.dtype.newbyteorder('<')))"));
     }
-    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    let shape: Vec<usize> = header.shape.iter().map(|&d| d as usize).collect();
     let size = shape
         .iter()
         .try_fold(ty.size_field() as usize, |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| format!("shape {shape:?} is too large"))?;
-    Ok((ty, shape, size, npy.into_inner()))
+    Ok((ty, shape, size, input))
 }
 
 /// A batch's tiles as their operands' little-endian elements ([`Batch::le_tiles`]).

@@ -366,8 +366,9 @@ def test_the_gil_is_released_while_emulating():
     t.join()
     busy = sum(e - s for s, e in calls)
     during = [x for x in ticks if any(s < x < e for s, e in calls)]
-    # Holding the GIL, the ticker would run only between calls: next to nothing inside them.
-    assert len(during) >= 0.3 * busy / 0.0011, f"{len(during)} ticks in {busy:.3f} s of {len(calls)} calls"
+    # Holding the GIL, the ticker could run only between calls: not one tick inside them. A
+    # few are enough to show it ran, however loaded the machine is.
+    assert len(during) >= 3, f"{len(during)} ticks in {busy:.3f} s of {len(calls)} calls"
 
 
 def test_departures_example_runs(tmp_path):

@@ -2,7 +2,7 @@
 //! tiles (tile i of the seed, made on the GPU) must equal `engine::gen::tile`, and the model the
 //! engine computes on them must equal the emulator's D bit for bit; so must its model on tiles
 //! from the ordinary generators (other shapes of input than its own). `--record` writes what
-//! the GPU produced as digests, which `tests/engine_replay.rs` replays without a GPU.
+//! the GPU produced as digests, which `tests/suite/engine_replay.rs` replays without a GPU.
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};

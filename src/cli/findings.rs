@@ -17,21 +17,29 @@ pub enum FindingsCommand {
         /// Findings directories to read (e.g. each shard's).
         #[arg(required = true)]
         sources: Vec<PathBuf>,
+        /// Cap the sources as one hunt with `--per-class N` caps itself: per path, sides and
+        /// class, merge only the findings of the N divergences met first hunt-wide (lowest
+        /// seed, tile, element). The shards of a capped hunt, merged with the same N, give
+        /// the findings of the whole hunt.
+        #[arg(long, value_name = "N")]
+        per_class: Option<u64>,
     },
 }
 
 pub fn findings(cmd: FindingsCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        FindingsCommand::Merge { into, sources } => {
+        FindingsCommand::Merge { into, sources, per_class } => {
             for s in &sources {
                 anyhow::ensure!(s.is_dir(), "{} is not a directory of findings", s.display());
             }
-            let (new, merged, problems) = mmafuzz::hunt::finding::merge(&into, &sources)?;
-            for p in &problems {
+            anyhow::ensure!(per_class != Some(0), "--per-class 0 would merge nothing");
+            let c = mmafuzz::hunt::finding::merge(&into, &sources, per_class)?;
+            for p in &c.problems {
                 eprintln!("skipped {p}");
             }
-            println!("merged {} director{} into {}: {new} new findings, {merged} merged into existing ones", sources.len(), if sources.len() == 1 { "y" } else { "ies" }, into.display());
-            Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            let capped = if per_class.is_some() { format!("; {} left out by --per-class", c.capped) } else { String::new() };
+            println!("merged {} director{} into {}: {} new findings, {} merged into existing ones{capped}", sources.len(), if sources.len() == 1 { "y" } else { "ies" }, into.display(), c.new, c.merged);
+            Ok(if c.problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }
 }

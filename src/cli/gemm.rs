@@ -1,4 +1,5 @@
-//! `mmafuzz gemm`: whole-matrix emulation with a chosen schedule.
+//! `mmafuzz gemm`: whole-GEMM emulation: `.npy` operands under a library model (as cuBLAS runs
+//! them for PyTorch), or FTTN's example under an instruction model with a chosen schedule.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mmafuzz::gemm::{elements, fttn_example, CEntry, Schedule, FTTN_SCHEDULE};
@@ -55,7 +56,7 @@ pub struct GemmArgs {
     #[arg(long, requires = "a")]
     table: Option<PathBuf>,
     /// Where the table does not hold the shape, use the model's predictor (declined otherwise;
-    /// README: how often it is wrong on held-out shapes).
+    /// report/predict-h200.txt: how often it is wrong on held-out shapes).
     #[arg(long, requires = "a")]
     predicted: bool,
     /// The GPU you want D of (h100, h200, or its name): a warning where the model's kernel

@@ -213,6 +213,7 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     let bar = progress_bar(&args);
     let started = Instant::now();
     let (tiles0, interactive) = (hunt.state.tiles, std::io::stderr().is_terminal());
+    let (divergent0, elements0, findings0) = (hunt.state.divergent_tiles, hunt.state.divergent_elements, hunt.state.findings_new);
     let mut last_line = Instant::now();
     let model = match &b {
         Side::Model(e) => e.model(),
@@ -256,6 +257,27 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
     }
     bar.finish_and_clear();
     print_summary(&hunt, path, started.elapsed().as_secs_f64(), hunt.state.tiles - tiles0, &args.findings);
+    let s = &hunt.state;
+    let run = mmafuzz::hunt::results::HuntRun {
+        date: mmafuzz::store::today_utc(),
+        path: path.id.into(),
+        a: a.describe(),
+        b: b.name(),
+        model_hash: mmafuzz::hunt::results::model_hash(model.arithmetic(path.a_fmt)),
+        engine: args.engine.clone(),
+        seed: s.seed,
+        shard: (!args.shard.is_whole()).then(|| args.shard.to_string()),
+        tiles: s.tiles - tiles0,
+        divergent_tiles: s.divergent_tiles - divergent0,
+        divergent_elements: s.divergent_elements - elements0,
+        findings_new: s.findings_new - findings0,
+        seconds: started.elapsed().as_secs_f64(),
+        version: env!("CARGO_PKG_VERSION").into(),
+    };
+    match mmafuzz::hunt::results::append(&args.findings, &run) {
+        Ok(file) => println!("logged this run in {}", file.display()),
+        Err(e) => eprintln!("warning: cannot log this run in {}: {e}", args.findings.join(mmafuzz::hunt::results::FILE).display()),
+    }
     if let Some(t) = hunt.state.first_divergence.filter(|_| args.stop_at_first) {
         println!("first divergence: tile {t}");
     }

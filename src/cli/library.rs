@@ -35,7 +35,7 @@ pub enum LibraryCommand {
         #[arg(long)]
         table: Option<PathBuf>,
         /// Use the predictor where the table does not hold the shape (its held-out wrong rate
-        /// is in the README; without this such shapes are declined).
+        /// is in report/predict-h200.txt; without this such shapes are declined).
         #[arg(long)]
         predicted: bool,
     },
@@ -152,7 +152,7 @@ pub enum LibraryCommand {
         /// K >= 4096, sizes not multiples of 16, multiples of 16).
         #[arg(long)]
         by_shape: bool,
-        /// Write the ratchet these results meet (TOML; what tests/library_replay.rs holds the
+        /// Write the ratchet these results meet (TOML; what tests/suite/library_replay.rs holds the
         /// corpus to), replacing the file atomically.
         #[arg(long)]
         write_ratchet: Option<PathBuf>,
@@ -421,7 +421,7 @@ fn replay(files: &[PathBuf], model: Option<&str>, table: Option<&std::path::Path
     }
     if let Some(file) = ratchet {
         let text = format!(
-            "# What `cargo test` (tests/library_replay.rs) holds corpus/library to, per path and kernel family:\n# at least min_gemms replayed, at least min_fraction of their elements reproduced (1.0: every GEMM\n# exact). Written by `mmafuzz library replay corpus/library/*.jsonl.xz --write-ratchet FILE`.\n\n{}",
+            "# What `cargo test` (tests/suite/library_replay.rs) holds corpus/library to, per path and kernel family:\n# at least min_gemms replayed, at least min_fraction of their elements reproduced (1.0: every GEMM\n# exact). Written by `mmafuzz library replay corpus/library/*.jsonl.xz --write-ratchet FILE`.\n\n{}",
             toml::to_string(&Ratchet::from_summary(&summary))?
         );
         mmafuzz::store::write_atomically(file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;

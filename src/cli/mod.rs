@@ -152,14 +152,25 @@ enum Command {
     Fuzz(fuzz::FuzzCommand),
     /// Tabulate, per path, the current model's knobs and corpus reproduction next to the seed
     /// papers' published claims (FTTN Table III), marking agreements and contradictions;
-    /// writes OUT/report.md and OUT/report.svg.
+    /// writes OUT/report.md and OUT/report.svg, and the hunt totals of the results log as
+    /// OUT/hunts.md.
     Report {
         #[arg(long, default_value = "corpus")]
         corpus: PathBuf,
         #[arg(long = "out", default_value = "report")]
         output: PathBuf,
+        /// The hunts' results log: its totals go to OUT/hunts.md.
+        #[arg(long, default_value = "findings/hunts.jsonl")]
+        hunts: PathBuf,
+        /// Write OUT/hunts.md only (seconds; the full report replays every recorded GEMM).
+        #[arg(long)]
+        hunts_only: bool,
     },
-    /// Emulate a whole GEMM (FTTN's D = C - A·B example) with a chosen schedule.
+    /// Emulate a whole GEMM bit for bit: `.npy` operands as torch.mm, addmm or F.linear run
+    /// them on an H100 or H200 (`--model h200:cublas.gemm... --a A.npy --b B.npy --out D.npy`,
+    /// the kernel from the model's table, its predictor or --config), or FTTN's D = C - A·B
+    /// example under an instruction model with a schedule you choose.
+    #[command(after_help = "Examples:\n  mmafuzz gemm --model h200:cublas.gemm.f32.f16.f16.f32 --op mm --a a.npy --b b.npy --out d.npy\n  mmafuzz gemm --model h200:cublas.gemm.bf16.bf16.bf16.bf16 --op linear --a x.npy --b weight.npy --bias bias.npy --out y.npy --predicted\n  mmafuzz gemm --model h100 --example fttn --split-k 4")]
     Gemm(gemm::GemmArgs),
     /// Library GEMMs as PyTorch runs them (cuBLAS/cuBLASLt): learned kernel tables, schedules,
     /// replay of recorded GEMMs.
@@ -328,7 +339,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Fuzz(cmd) => fuzz::fuzz(cmd),
         Command::Discover(args) => discover::discover(args),
         Command::Serve(args) => serve::serve(args),
-        Command::Report { corpus, output } => report::report(&corpus, &output),
+        Command::Report { corpus, output, hunts, hunts_only } => report::report(&corpus, &output, &hunts, hunts_only),
         Command::Bench { models, seconds, paths } => match paths {
             Some(p) => bench::bench_paths(&p, seconds),
             None => bench::bench(&models, seconds),

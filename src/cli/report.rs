@@ -5,7 +5,22 @@ use anyhow::Context;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn report(corpus: &Path, out: &Path) -> anyhow::Result<ExitCode> {
+pub fn report(corpus: &Path, out: &Path, hunts: &Path, hunts_only: bool) -> anyhow::Result<ExitCode> {
+    if hunts.exists() {
+        let (runs, bad) = mmafuzz::hunt::results::read(hunts).with_context(|| format!("cannot read {}", hunts.display()))?;
+        for b in &bad {
+            eprintln!("{}: skipped {b}", hunts.display());
+        }
+        let file = out.join("hunts.md");
+        let md = mmafuzz::report::hunts::markdown(&runs, &format!("`{}`", hunts.display()));
+        mmafuzz::store::write_atomically(&file, md.as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
+        println!("wrote {} ({} hunt runs)", file.display(), runs.len());
+    } else if hunts_only {
+        anyhow::bail!("no results log at {} (every `mmafuzz hunt` appends to FINDINGS/hunts.jsonl)", hunts.display());
+    }
+    if hunts_only {
+        return Ok(ExitCode::SUCCESS);
+    }
     let rows = mmafuzz::report::rows(corpus);
     anyhow::ensure!(!rows.is_empty(), "no sm90 models to report on");
     let lib_dir = corpus.join("library");

@@ -1,7 +1,7 @@
 //! What the GPU engine produced, kept for CI: per chunk of tiles, a digest of the tiles its
 //! generator made and one of the D its model computed on them, with the GPU, driver, path,
 //! model and seed. Replaying regenerates the tiles with [`super::gen::tile`], runs the emulator,
-//! and must reach the same digests (`tests/engine_replay.rs`).
+//! and must reach the same digests (`tests/suite/engine_replay.rs`).
 
 use crate::case::MmaCase;
 use crate::exec::GpuInfo;

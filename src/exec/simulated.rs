@@ -7,7 +7,7 @@
 //! Every MMA-Sim instruction is covered by the path of its family, types and K: MMA-Sim's
 //! arithmetic for an instruction depends only on the architecture, the types and K (its `dpa`
 //! reduces each of D's elements from one row of A and one column of B), so one tile shape per
-//! (types, K) stands for all its M and N (README, "Every architecture MMA-Sim models").
+//! (types, K) stands for all its M and N (docs/src/architectures.md, "Simulated paths").
 
 use super::paths::{Module, PathSpec};
 use crate::format::Format;

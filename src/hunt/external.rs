@@ -20,6 +20,7 @@ use crate::case::MmaCase;
 use crate::npz::Batch;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
 
@@ -84,6 +85,15 @@ impl External {
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
         Ok(External { command: command.to_string(), protocol, io: Mutex::new(Pipes { child, stdin, stdout, batches: 0 }) })
+    }
+
+    /// The command as findings and reports record it: [`relative_to`] the working directory, so
+    /// that a command started from the repository reads as a user would give it there.
+    pub fn recorded_command(&self) -> String {
+        match std::env::current_dir() {
+            Ok(cwd) => relative_to(&self.command, &cwd),
+            Err(_) => self.command.clone(),
+        }
     }
 
     fn fail(&self, message: impl Into<String>) -> ExternalError {
@@ -284,6 +294,29 @@ fn ignore_sigpipe_here() {
     }
 }
 
+/// `command` with each whitespace-separated token that is an absolute path inside `dir` written
+/// relative to `dir` (`.` for `dir` itself); every other token, and the whitespace between
+/// tokens, as given. A path is inside `dir` by whole components: `/a/bc` is not inside `/a/b`.
+pub fn relative_to(command: &str, dir: &Path) -> String {
+    let mut out = String::with_capacity(command.len());
+    let mut rest = command;
+    while !rest.is_empty() {
+        let token_at = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
+        out.push_str(&rest[..token_at]);
+        rest = &rest[token_at..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let token = &rest[..end];
+        let path = Path::new(token);
+        match path.strip_prefix(dir).ok().filter(|_| path.is_absolute() && dir.is_absolute()).and_then(|r| r.to_str()) {
+            Some("") => out.push('.'),
+            Some(relative) => out.push_str(relative),
+            None => out.push_str(token),
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
 fn clip(s: &str) -> String {
     let s = s.trim();
     if s.len() <= 120 {
@@ -359,5 +392,26 @@ pub fn serve(
         }
         output.flush()?;
         batches += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_to;
+    use std::path::Path;
+
+    #[test]
+    fn absolute_paths_inside_the_directory_are_written_relative_to_it() {
+        let repo = Path::new("/src/mmafuzz");
+        assert_eq!(
+            relative_to("/opt/venv/bin/python /src/mmafuzz/scripts/mmasim-oracle.py --arch 'CDNA1' --protocol npz", repo),
+            "/opt/venv/bin/python scripts/mmasim-oracle.py --arch 'CDNA1' --protocol npz",
+            "a token outside stays as given"
+        );
+        assert_eq!(relative_to("sh  /src/mmafuzz\t/src/mmafuzz/", repo), "sh  .\t.", "the directory itself, spacing kept");
+        assert_eq!(relative_to("cat /src/mmafuzzer/x /src/mmafuzz/a/../b", repo), "cat /src/mmafuzzer/x a/../b", "whole components only");
+        assert_eq!(relative_to(" python3 scripts/x.py --out=/src/mmafuzz/o ", repo), " python3 scripts/x.py --out=/src/mmafuzz/o ", "relative tokens and options as given");
+        assert_eq!(relative_to("/src/mmafuzz/x", Path::new("src/mmafuzz")), "/src/mmafuzz/x", "a relative directory names nothing");
+        assert_eq!(relative_to("", repo), "");
     }
 }

@@ -24,6 +24,10 @@ pub struct Finding {
     pub path: String,
     /// The class the minimiser kept (see `hunt::compare`).
     pub class: String,
+    /// The class of the original divergent element, under which the hunt counted this finding
+    /// against `--per-class` (absent: `class`, as older findings were counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hunt_class: Option<String>,
     /// The minimised case in words.
     pub summary: String,
     pub a: SideOutput,
@@ -184,23 +188,74 @@ pub fn store(dir: &Path, mut f: Finding, problems: &mut Vec<String>) -> std::io:
     Ok(how)
 }
 
+impl Finding {
+    /// Where the hunt met this finding's divergence: (seed, hunt-wide tile, row, column) of the
+    /// original element; findings without a generated tile's seed sort last.
+    pub fn hunt_position(&self) -> (u64, u64, usize, usize) {
+        let at = |v: Option<&Value>| v.and_then(Value::as_array).filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)));
+        let (seed, tile) = at(self.original.get("seed")).or_else(|| at(self.original.get("engine"))).unwrap_or((u64::MAX, u64::MAX));
+        let [i, j] = self.original_element;
+        (seed, tile, i, j)
+    }
+
+    /// What `--per-class` caps: the path, the two sides and the class the hunt counted.
+    fn cap_key(&self) -> (String, String, String, String) {
+        (self.path.clone(), self.a.side.clone(), self.b.side.clone(), self.hunt_class.clone().unwrap_or_else(|| self.class.clone()))
+    }
+}
+
 /// Merge every finding under each of `sources` into `into` (a findings directory, one
 /// subdirectory per path): a finding already there (same id: the same minimised case) has its
-/// counts added and its dates widened, a new one is written. Returns (new, merged, unreadable
-/// files named with their reason).
-pub fn merge(into: &Path, sources: &[PathBuf]) -> std::io::Result<(usize, usize, Vec<String>)> {
-    let (mut new, mut merged, mut problems) = (0, 0, Vec::new());
+/// counts added and its dates widened, a new one is written. With `per_class`, the sources are
+/// first capped as one hunt caps them: per path, sides and class, only the findings of the
+/// `per_class` divergences met first hunt-wide (lowest seed, tile, element) are merged, so the
+/// shards of a hunt merge into what the whole hunt finds. Returns (new, merged, left out by the
+/// cap, unreadable files named with their reason).
+pub fn merge(into: &Path, sources: &[PathBuf], per_class: Option<u64>) -> std::io::Result<MergeCounts> {
+    let mut counts = MergeCounts::default();
+    let mut found = Vec::new();
     for src in sources {
         let (all, bad) = read_all(src);
-        problems.extend(bad);
-        for (_, f) in all {
-            match store(into, f, &mut problems)? {
-                Stored::New => new += 1,
-                Stored::Merged => merged += 1,
+        counts.problems.extend(bad);
+        found.extend(all.into_iter().map(|(_, f)| f));
+    }
+    if let Some(cap) = per_class {
+        found.sort_by(|x, y| x.cap_key().cmp(&y.cap_key()).then(x.hunt_position().cmp(&y.hunt_position())).then(x.id.cmp(&y.id)));
+        let mut kept = Vec::with_capacity(found.len());
+        let mut run: Option<((String, String, String, String), u64)> = None;
+        for f in found {
+            let key = f.cap_key();
+            let n = match &mut run {
+                Some((k, n)) if *k == key => n,
+                _ => &mut run.insert((key, 0)).1,
+            };
+            if *n < cap {
+                *n += 1;
+                kept.push(f);
+            } else {
+                counts.capped += 1;
             }
         }
+        found = kept;
     }
-    Ok((new, merged, problems))
+    for f in found {
+        match store(into, f, &mut counts.problems)? {
+            Stored::New => counts.new += 1,
+            Stored::Merged => counts.merged += 1,
+        }
+    }
+    Ok(counts)
+}
+
+/// What [`merge`] did.
+#[derive(Debug, Default)]
+pub struct MergeCounts {
+    pub new: usize,
+    pub merged: usize,
+    /// Findings of the sources left out by the per-class cap.
+    pub capped: usize,
+    /// Unreadable files, "file: reason".
+    pub problems: Vec<String>,
 }
 
 /// Every finding under `dir` (recursively); files that cannot be read or parsed are returned
@@ -240,6 +295,7 @@ mod tests {
             id: id.into(),
             path: "mma.m16n8k16.f32.f16.f16.f32".into(),
             class: "finite: A below, B nearest, 1 ulp apart".into(),
+            hunt_class: None,
             summary: "c = 1; 2^-24·1 at k = 0".into(),
             a: side("gpu"),
             b: side("h100"),

@@ -25,7 +25,7 @@ impl Hunt<'_> {
     /// minimised, the exact sample) and saves the state. A launch made but not settled when the
     /// hunt stops is dropped (the state counts settled launches; a resumed hunt makes it again).
     /// In the phases, side A is the GPU making and running the next launch, side B the model.
-    /// (Settling one launch while the next is modelled was no faster on the H100 box: both need
+    /// (Settling one launch while the next is modelled was no faster on an H100: both need
     /// every core.)
     pub fn run_gpu_tiles(&mut self, tiles: &GpuTiles, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
         let Side::Model(emu) = self.b else {

@@ -12,6 +12,7 @@ pub mod finding;
 pub mod guided;
 pub mod minimise;
 pub mod probe;
+pub mod results;
 pub mod shard;
 pub mod side;
 mod stats;
@@ -334,12 +335,18 @@ impl<'s> Hunt<'s> {
                 last_tile = t;
             }
         }
-        // Classes need the exact value (MPFR): spread over at most CLASSIFIED_PER_BATCH elements
-        // of the batch, so a model that diverges everywhere does not make the hunt MPFR-bound.
-        let stride = mismatched.len().div_ceil(CLASSIFIED_PER_BATCH).max(1);
-        let divergent: Vec<(usize, usize, String)> = mismatched
+        // Classes need the exact value (MPFR): at most CLASSIFIED_PER_BATCH elements of a full
+        // batch, so a model that diverges everywhere does not make the hunt MPFR-bound. The
+        // budget is per tile (spread over each tile's divergent elements), so which elements
+        // are classified depends on the tile alone, not on the batch it ran in: the shards of
+        // a hunt classify, and so find, what the whole hunt does.
+        let per_tile = CLASSIFIED_PER_BATCH.div_ceil(self.cfg.batch.max(1)).max(1);
+        let sampled: Vec<(usize, usize)> = mismatched
+            .chunk_by(|x, y| x.0 == y.0)
+            .flat_map(|run| run.iter().step_by(run.len().div_ceil(per_tile).max(1)).copied())
+            .collect();
+        let divergent: Vec<(usize, usize, String)> = sampled
             .par_iter()
-            .step_by(stride)
             .map(|&(t, e)| {
                 let exact = exact::exact_element(&tiles[t], e / width, e % width);
                 (t, e, Divergence::classify(fmt, da[t][e], db[t][e], &exact).class())
@@ -361,7 +368,8 @@ impl<'s> Hunt<'s> {
             let mut original = tiles[t].clone();
             original.extra.insert("d".into(), hex_list(&da[t], fmt));
             original.extra.insert("d_b".into(), hex_list(&db[t], fmt));
-            let f = self.minimise_into_finding(&tiles[t], original, e / width, e % width)?;
+            let mut f = self.minimise_into_finding(&tiles[t], original, e / width, e % width)?;
+            f.hunt_class = Some(class.clone());
             let id = f.id.clone();
             let mut problems = Vec::new();
             let stored = finding::store(&self.cfg.findings, f, &mut problems).map_err(|source| HuntError::Write { file: self.cfg.findings.display().to_string(), source })?;
@@ -411,6 +419,7 @@ impl<'s> Hunt<'s> {
             id,
             path: self.cfg.path.id.into(),
             class,
+            hunt_class: None,
             summary: probe.describe(),
             a: out(self.a, last.a),
             b: out(self.b, last.b),

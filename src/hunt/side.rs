@@ -90,7 +90,7 @@ impl Side {
             }
             Side::Model(e) => format!("model {}: {}", e.model().name, e.model().description),
             Side::Exact(r) => format!("exact value (MPFR) rounded {} into D's format", r.name()),
-            Side::External(x) => format!("external oracle `{}` ({:?} protocol)", x.command, x.protocol),
+            Side::External(x) => format!("external oracle `{}` ({:?} protocol)", x.recorded_command(), x.protocol),
         }
     }
 

@@ -146,6 +146,7 @@ mod tests {
             id: id.into(),
             path: "mma.m16n8k16.f32.f16.f16.f32".into(),
             class: String::new(),
+            hunt_class: None,
             summary: String::new(),
             a: side(a_side, a_bits),
             b: side(b_side, "00000000"),

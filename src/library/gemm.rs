@@ -93,6 +93,10 @@ pub fn bias_as_c(m: usize, bias: &[u64]) -> Vec<u64> {
     (0..m).flat_map(|_| bias.iter().copied()).collect()
 }
 
+/// The largest m, n or k a library GEMM (a `.npy` operand, a record line) may have: 2^20, past
+/// every shape cuBLAS is traced at, and small enough that m·n·k never overflows.
+pub const MAX_DIM: usize = 1 << 20;
+
 #[derive(Debug, thiserror::Error)]
 pub enum GemmError {
     #[error(transparent)]
@@ -195,6 +199,9 @@ impl<'a> LibraryEmulator<'a> {
         let (m, n, k) = (g.m, g.n, g.k);
         if m == 0 || n == 0 || k == 0 {
             return Err(GemmError::Shape(format!("{m}x{n}x{k} has a zero dimension")));
+        }
+        if m.max(n).max(k) > MAX_DIM {
+            return Err(GemmError::Shape(format!("{m}x{n}x{k}: a dimension is over {MAX_DIM}")));
         }
         if g.a.len() != m * k || g.b.len() != k * n || g.c.as_ref().is_some_and(|c| c.len() != m * n) || g.bias.as_ref().is_some_and(|b| b.len() != n) {
             return Err(GemmError::Shape(format!("operands do not fit {m}x{n}x{k}")));

@@ -71,8 +71,8 @@ pub struct LibraryModel {
     /// Where the table came from when it is not the model's own (`--table FILE`).
     pub table_source: Option<String>,
     /// Answer with the predictor at shapes the table does not hold. Off unless asked for: on
-    /// held-out H200 shapes the predictors are still wrong for 1.5% of GEMMs (README), so by
-    /// default such a shape is declined, naming the prediction.
+    /// held-out H200 shapes the predictors are still wrong for about 1.1% of GEMMs
+    /// (report/predict-h200.txt), so by default such a shape is declined, naming the prediction.
     pub use_predictor: bool,
 }
 

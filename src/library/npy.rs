@@ -4,7 +4,7 @@
 //! has the type, raw otherwise.
 
 use crate::format::Format;
-use npyz::{DType, TypeChar};
+use npyz::{TypeChar, TypeStr};
 use std::io::Read;
 use std::path::Path;
 
@@ -22,18 +22,31 @@ pub struct Matrix {
     pub bits: Vec<u64>,
 }
 
+pub use crate::npy_header::MAX_ELEMENTS;
+
 /// Read `path` as elements of `format`: a float dtype must be that format (f2 = f16, f4 = f32
 /// or tf32, f8 = f64); an unsigned integer or void dtype of the format's width is taken as raw
 /// bits (bf16 as uint16, e4m3 as uint8).
 pub fn read(path: &Path, format: Format) -> Result<Matrix, NpyError> {
     let p = path.display().to_string();
-    let bad = |message: String| NpyError::Bad { path: p.clone(), message };
     let file = std::fs::File::open(path).map_err(|source| NpyError::Io { path: p.clone(), source })?;
-    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| bad(format!("not a .npy file: {e}")))?;
-    if npy.order() == npyz::Order::Fortran {
+    read_from(std::io::BufReader::new(file), &p, format)
+}
+
+/// [`read`] from any reader (`name` names it in errors). The header is read by
+/// [`crate::npy_header`]; the data must be exactly as long as its shape says (a short or a long
+/// file is refused), and memory grows only with the bytes really present, never with what a
+/// header claims.
+pub fn read_from(mut input: impl Read, name: &str, format: Format) -> Result<Matrix, NpyError> {
+    let bad = |message: String| NpyError::Bad { path: name.to_string(), message };
+    let header = crate::npy_header::read(&mut input).map_err(bad)?;
+    if header.fortran_order && header.shape.len() > 1 {
         return Err(bad("Fortran-ordered array: save it C-contiguous (np.ascontiguousarray)".into()));
     }
-    let DType::Plain(ty) = npy.dtype() else { return Err(bad("a structured dtype is not a matrix of numbers".into())) };
+    let ty: TypeStr = header.descr.parse().map_err(|_| bad(format!("dtype '{}' is not a matrix of numbers", header.descr)))?;
+    if !(1..=8).contains(&ty.size_field()) {
+        return Err(bad(format!("dtype {ty}: elements of {} bytes hold no format", ty.size_field())));
+    }
     let width = ty.size_field() as u32 * 8;
     if format.is_integer() {
         // Integer formats: any integer dtype of the container's width (one byte for the narrow
@@ -61,16 +74,24 @@ pub fn read(path: &Path, format: Format) -> Result<Matrix, NpyError> {
     if ty.endianness() == npyz::Endianness::Big && width > 8 {
         return Err(bad("big-endian data: save it little-endian".into()));
     }
-    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-    let count: usize = shape.iter().product();
-    let mut raw = vec![0u8; count * (width as usize / 8)];
+    let dims = header.shape;
+    if dims.is_empty() || dims.len() > 2 {
+        return Err(bad(format!("a {}-D array: a matrix is 2-D (a bias 1-D)", dims.len())));
+    }
+    let bytes = width as u64 / 8;
+    let expected = dims.iter().product::<u64>() * bytes;
+    let mut raw = Vec::new();
+    input.take(expected + 1).read_to_end(&mut raw).map_err(|e| bad(format!("cannot read the data: {e}")))?;
+    if raw.len() as u64 != expected {
+        let which = if (raw.len() as u64) < expected { "shorter" } else { "longer" };
+        return Err(bad(format!("data {which} than its shape {dims:?} says ({expected} bytes)")));
+    }
     let mask = format.mask();
-    npy.into_inner().read_exact(&mut raw).map_err(|e| bad(format!("data shorter than its shape says: {e}")))?;
     let bits = raw
-        .chunks_exact(width as usize / 8)
+        .chunks_exact(bytes as usize)
         .map(|c| c.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64) & mask)
         .collect();
-    Ok(Matrix { shape, bits })
+    Ok(Matrix { shape: dims.iter().map(|&d| d as usize).collect(), bits })
 }
 
 /// Write `bits` (elements of `format`, row-major) as an array of `shape`, atomically: f16, f32
@@ -126,5 +147,48 @@ mod tests {
         assert!(read(&dir.path().join("bf16.npy"), Format::F16).is_ok());
         std::fs::write(dir.path().join("junk.npy"), b"not numpy").unwrap();
         assert!(read(&dir.path().join("junk.npy"), Format::F16).err().unwrap().to_string().contains("not a .npy file"));
+    }
+
+    /// A version-1 `.npy` header for `descr` and `shape`, padded as NumPy pads it.
+    fn header(descr: &str, shape: &str) -> Vec<u8> {
+        let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        while (10 + dict.len() + 1) % 64 != 0 {
+            dict.push(' ');
+        }
+        dict.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        out.extend_from_slice(dict.as_bytes());
+        out
+    }
+
+    #[test]
+    fn hostile_headers_are_refused_before_allocating() {
+        let read = |bytes: Vec<u8>| read_from(&bytes[..], "x.npy", Format::F16);
+        let mut ok = header("<f2", "(2, 2)");
+        ok.extend_from_slice(&[0; 8]);
+        assert_eq!(read(ok.clone()).unwrap().bits, vec![0; 4]);
+        // A shape of 2^62 elements with no data: refused, nothing allocated.
+        let e = read(header("<f2", "(4611686018427387904, 1)")).err().unwrap().to_string();
+        assert!(e.contains("more than"), "{e}");
+        // A product that overflows u64.
+        let e = read(header("<f2", "(4294967296, 4294967296, 16)")).err().unwrap().to_string();
+        assert!(e.contains("more than"), "{e}");
+        assert!(read(header("<f2", "(2, 2, 1)")).err().unwrap().to_string().contains("3-D"));
+        assert!(read(header("<f2", "(99999999999999999999999, 1)")).err().unwrap().to_string().contains("not a size"));
+        assert!(read(header("<c8", "(1,)")).is_err(), "complex numbers hold no format");
+        assert!(read(header("<a00000000000000000007791680829128035920", "(4, 2)")).err().unwrap().to_string().contains("hold no format"));
+        let e = read(header("<f2", "(4294967296, 4294967297)")).err().unwrap().to_string();
+        assert!(e.contains("more than"), "{e}");
+        // Large but allowed shapes with too little data.
+        let e = read(header("<f2", "(65536, 65536)")).err().unwrap().to_string();
+        assert!(e.contains("shorter"), "{e}");
+        let mut long = ok.clone();
+        long.push(0);
+        assert!(read(long).err().unwrap().to_string().contains("longer"));
+        assert!(read(ok[..ok.len() - 1].to_vec()).err().unwrap().to_string().contains("shorter"));
+        assert!(read(header("<f2", "()")).err().unwrap().to_string().contains("0-D"));
+        // Zero-sized matrices read as empty (the GEMM refuses them with its own message).
+        assert!(read(header("<f2", "(0, 3)")).unwrap().bits.is_empty());
     }
 }

@@ -80,6 +80,11 @@ pub enum RecordError {
 impl GemmRecord {
     pub fn parse(line: &str) -> Result<GemmRecord, RecordError> {
         let r: GemmRecord = serde_json::from_str(line)?;
+        for (name, d) in [("m", r.m), ("n", r.n), ("k", r.k)] {
+            if d == 0 || d > crate::library::gemm::MAX_DIM {
+                return Err(RecordError::Field(name, format!("{d} is outside 1..={}", crate::library::gemm::MAX_DIM)));
+            }
+        }
         let count = r.idx.as_ref().map_or(r.m * r.n, |i| i.len());
         let given = r.d_steps.as_ref().map_or(r.d.len(), |s| s.len());
         if given != count || (r.d_steps.is_some() && !r.d.is_empty()) {
@@ -356,7 +361,7 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
     Ok(Replayed { elements: want.len(), matched, config: Some(config), skipped: None, first_miss, misses })
 }
 
-/// The shape class of a GEMM, as the README's validation table groups them (first that fits).
+/// The shape class of a GEMM, as the validation tables (report/predict-h200.txt) group them (first that fits).
 pub fn shape_class(m: usize, n: usize, k: usize) -> &'static str {
     if m <= 2 || n <= 2 {
         "m or n <= 2 (GEMV-like)"
@@ -544,6 +549,22 @@ mod tests {
 
     fn operands(values: Option<&str>, layout: Option<&str>, addend: &str, idx: &[usize]) -> Sampled {
         GemmRecord::parse(&line(values, layout, addend)).unwrap().operands_in(FORMATS, idx)
+    }
+
+    /// Dimensions from a hostile line: zero, past the bound, or whose product overflows, are
+    /// refused by name before anything multiplies them.
+    #[test]
+    fn hostile_dimensions_are_refused() {
+        let ok = line(None, None, "beta");
+        assert!(GemmRecord::parse(&ok).is_ok());
+        for (field, value) in [("m", "0"), ("n", "4294967296"), ("k", "18446744073709551615"), ("m", "1048577")] {
+            let bad = ok.replacen(&format!(r#""{field}":{}"#, match field { "m" => M, "n" => N, _ => K }), &format!(r#""{field}":{value}"#), 1);
+            let e = GemmRecord::parse(&bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("field '{field}'")) && e.contains(value), "{bad}: {e}");
+        }
+        let sampled = ok.replacen(&format!(r#""m":{M}"#), r#""m":1048576"#, 1).replacen(&format!(r#""n":{N}"#), r#""n":1048576"#, 1);
+        let e = GemmRecord::parse(&sampled).unwrap_err().to_string();
+        assert!(e.contains("12 values for 1099511627776 elements"), "{e}");
     }
 
     #[test]

@@ -73,6 +73,12 @@ pub struct ScheduleRules {
     /// Algorithms whose arithmetic is not modelled yet: emulating them is refused, not guessed.
     #[serde(default)]
     pub unmodelled: Vec<u32>,
+    /// Algorithms recorded running unsplit (numSplitsK absent or 1) as one chain of the model's
+    /// arithmetic over K with C added in the epilogue, their recorded GEMMs reproduced bit for
+    /// bit. An unsplit kernel of any other family without a rule naming it is declined with its
+    /// name: a family never recorded may compute anything.
+    #[serde(default)]
+    pub unsplit: Vec<u32>,
     /// Kernels whose instruction differs from the model's own (the first rule that matches).
     #[serde(default)]
     pub chains: Vec<ChainRule>,
@@ -413,11 +419,64 @@ pub enum PlanError {
     Reduction(Reduction),
     #[error("kernel family algo {algo} is not modelled yet ({config})")]
     Unmodelled { algo: u32, config: String },
+    #[error("kernel family algo {algo} was never recorded in this model: its arithmetic is unknown ({config})")]
+    UnknownFamily { algo: u32, config: String },
 }
 
 impl ScheduleRules {
     pub fn from_table(t: &toml::Table) -> Result<ScheduleRules, String> {
-        toml::Value::Table(t.clone()).try_into().map_err(|e| format!("[schedule]: {e}"))
+        let rules: ScheduleRules = toml::Value::Table(t.clone()).try_into().map_err(|e| format!("[schedule]: {e}"))?;
+        rules.validate().map_err(|e| format!("[schedule]: {e}"))?;
+        Ok(rules)
+    }
+
+    /// Refuse values no kernel has (a zero length, count or width, a rule naming no
+    /// algorithm, an unreadable segment count) before they can reach a division.
+    fn validate(&self) -> Result<(), String> {
+        let positive = |what: String, v: Option<usize>| match v {
+            Some(0) => Err(format!("{what} = 0: it must be at least 1")),
+            _ => Ok(()),
+        };
+        positive("promote_every".into(), self.promote_every)?;
+        for (table, rules) in [("slices", &self.slices), ("gemv", &self.gemv)] {
+            for (i, r) in rules.iter().enumerate() {
+                let at = |key: &str| format!("[[schedule.{table}]] {} (algos {:?}): {key}", i + 1, r.algos);
+                if r.algos.is_empty() {
+                    return Err(format!("[[schedule.{table}]] {}: algos is empty", i + 1));
+                }
+                positive(at("multiple"), Some(r.multiple))?;
+                positive(at("unaligned_multiple"), r.unaligned_multiple)?;
+                positive(at("k_tile"), r.k_tile)?;
+                positive(at("dealt"), r.dealt)?;
+                positive(at("lanes"), r.lanes)?;
+                positive(at("lane_chunk_max"), r.lane_chunk_max)?;
+                positive(at("lane_blocks"), r.lane_blocks)?;
+                positive(at("promote_every"), r.promote_every)?;
+                positive(at("k_max"), r.k_max)?;
+            }
+        }
+        for (i, r) in self.runtime_split.iter().enumerate() {
+            let at = format!("[[schedule.runtime_split]] {} (algos {:?})", i + 1, r.algos);
+            if r.algos.is_empty() {
+                return Err(format!("{at}: algos is empty"));
+            }
+            positive(format!("{at}: k_tile"), r.k_tile)?;
+            for seg in &r.segments {
+                let ok = seg.split_once(':').and_then(|(shape, s)| {
+                    let dims: Vec<usize> = shape.split('x').map(str::parse).collect::<Result<_, _>>().ok()?;
+                    (dims.len() == 3 && dims.iter().all(|&d| d > 0) && s.parse::<usize>().ok()? > 0).then_some(())
+                });
+                if ok.is_none() {
+                    return Err(format!("{at}: segments entry '{seg}' is not MxNxK:S with every number at least 1"));
+                }
+            }
+        }
+        for (i, c) in self.chains.iter().enumerate() {
+            if c.algos.is_empty() {
+                return Err(format!("[[schedule.chains]] {}: algos is empty", i + 1));
+            }
+        }
+        Ok(())
     }
 
     /// B's stored format.
@@ -486,10 +545,11 @@ impl ScheduleRules {
         let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false };
         match config.split_k {
             1 => {
-                return Ok(match rule.filter(|r| r.is_lane_rule()) {
-                    Some(r) => Self::lanes_plan(r, vec![0..k], k, Reduction::None, residue_first, chain, c_add),
-                    None => whole(Reduction::None),
-                })
+                return match rule.filter(|r| r.is_lane_rule()) {
+                    Some(r) => Ok(Self::lanes_plan(r, vec![0..k], k, Reduction::None, residue_first, chain, c_add)),
+                    None if rule.is_none() && !self.unsplit.contains(&config.algo) => Err(PlanError::UnknownFamily { algo: config.algo, config: config.to_string() }),
+                    None => Ok(whole(Reduction::None)),
+                }
             }
             -1 => {
                 if let Some(r) = rule.filter(|r| r.is_lane_rule() && r.runtime_split_same) {
@@ -838,5 +898,43 @@ mod tests {
         let r = rules();
         assert!(matches!(r.plan(64, 64, 4096, &config(43, -1)), Err(PlanError::RuntimeSplit(_))));
         assert!(matches!(r.plan(64, 64, 4096, &config(20, 4)), Err(PlanError::NoSliceRule { algo: 20, .. })));
+    }
+
+    /// Zero lengths, counts and widths from a user's model file are refused on load, with the
+    /// rule and the key named, instead of reaching a division or `step_by(0)`.
+    #[test]
+    fn zero_values_are_refused_on_load() {
+        let load = |extra: &str| {
+            let t: toml::Table = format!("inputs = \"f16\"\ncompute = \"f32\"\noutput = \"f32\"\n{extra}").parse().unwrap();
+            ScheduleRules::from_table(&t)
+        };
+        assert!(load("[[slices]]\nalgos = [66]\nmultiple = 64").is_ok());
+        for (extra, key) in [
+            ("[[slices]]\nalgos = [66]\nmultiple = 0", "multiple = 0"),
+            ("[[slices]]\nalgos = [66]\nmultiple = 8\ndealt = 0", "dealt = 0"),
+            ("[[gemv]]\nalgos = [13]\nmultiple = 1\nlanes = 0", "lanes = 0"),
+            ("[[gemv]]\nalgos = [13]\nmultiple = 1\nlanes = 16\nlane_blocks = 0", "lane_blocks = 0"),
+            ("[[slices]]\nalgos = []\nmultiple = 8", "algos is empty"),
+            ("promote_every = 0", "promote_every = 0"),
+            ("[[runtime_split]]\nalgos = [43]\nunsplit_min_tiles = 1\nk_tile = 0", "k_tile = 0"),
+            ("[[runtime_split]]\nalgos = [43]\nunsplit_min_tiles = 1\nsegments = [\"1x2x3:0\"]", "1x2x3:0"),
+            ("[[runtime_split]]\nalgos = [43]\nunsplit_min_tiles = 1\nsegments = [\"12:3\"]", "12:3"),
+        ] {
+            let e = load(extra).unwrap_err();
+            assert!(e.contains(key), "{extra}: {e}");
+        }
+    }
+
+    /// An unsplit kernel of a family no rule names and `unsplit` does not list is declined with
+    /// its algorithm, not run as a default chain.
+    #[test]
+    fn unknown_families_are_declined_by_name() {
+        let r = rules();
+        let e = r.plan(64, 64, 256, &config(99, 1)).unwrap_err();
+        assert!(matches!(e, PlanError::UnknownFamily { algo: 99, .. }), "{e}");
+        assert!(e.to_string().contains("algo 99"), "{e}");
+        let mut listed = rules();
+        listed.unsplit.push(99);
+        assert_eq!(listed.plan(64, 64, 256, &config(99, 1)).unwrap().slices, vec![vec![0..256]]);
     }
 }

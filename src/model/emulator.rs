@@ -573,7 +573,7 @@ impl<'a> TileRun<'a> {
         kernel(&dense_float_tile(self.ar, self.case, (a, b, fa, fb, c), window), &mut d);
         if let Some(nan) = self.cpu_c_after {
             // C after the chain, added on the CPU: the whole tile at once, then the general path
-            // for what the kernel handed back.
+            // for the elements the kernel left to it.
             c_after_on_cpu_slice(self.acc_fmt, &self.case.c, &mut d, nan);
             for (i, row) in d.chunks_exact_mut(n).enumerate() {
                 for (j, x) in row.iter_mut().enumerate().filter(|(_, x)| **x == GENERAL) {
@@ -1335,7 +1335,7 @@ fn c_after_f16(c: u64, chain: u64, nan: u64) -> u64 {
 
 simd_where_available! {
     /// [`c_after_on_cpu`] over lane results laid out as `c` is (a row or a tile), leaving the
-    /// elements the kernel handed back ([`GENERAL`]) for the general path. One loop per format,
+    /// elements the kernel left ([`GENERAL`]) to the general path. One loop per format,
     /// its addition inlined, so that each vectorises (with AVX2's shifts by lane, the f16
     /// rounding too).
     fn c_after_on_cpu_slice(f: Format, c: &[u64], d: &mut [u64], nan: u64) {

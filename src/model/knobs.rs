@@ -1,6 +1,6 @@
 //! The model space, knob by knob: every value the emulator supports for each knob, and the
 //! models one knob change away from a given one. Findings use it to say which knob a divergence
-//! contradicts; inference (issue 5) enumerates combinations of the same list.
+//! contradicts; inference enumerates combinations of the same list.
 
 use super::{Arithmetic, Model};
 use crate::format::Format;

@@ -4,6 +4,7 @@
 //! Rendered as Markdown and as an SVG picture ([`svg`]); the library paths' validated shapes
 //! are [`library`].
 
+pub mod hunts;
 pub mod library;
 pub mod svg;
 
@@ -200,7 +201,7 @@ mod tests {
     #[test]
     fn report_covers_every_path_in_markdown_and_svg() {
         let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
-        // The first tiles of every corpus file (replaying all of it is tests/corpus_replay.rs's).
+        // The first tiles of every corpus file (replaying all of it is tests/suite/corpus_replay.rs's).
         let head = tempfile::tempdir().unwrap();
         for f in crate::replay::corpus_files(&corpus).unwrap() {
             let text = String::from_utf8(crate::store::read_text(&f).unwrap()).unwrap();

@@ -1,4 +1,4 @@
-// Integer mma.sync (issue 12): s8/u8, s4/u4 and b1 operands into s32, with and without
+// Integer mma.sync: s8/u8, s4/u4 and b1 operands into s32, with and without
 // .satfinite. Included by mma_sync.cu. Operands arrive one value per byte (a 4-bit value in the
 // low nibble, a bit in bit 0) and are packed here, lower K index in lower bits; C and D are
 // s32 in the f32 layout (CD_ROW/CD_COL). Layouts checked on the GPU by `mmafuzz gpu-check`.

@@ -143,7 +143,7 @@ extern "C" __global__ void mma_m8n8k4_f64_f64_f64_f64(const uint64_t* A, const u
     d[g * 8 + 2 * t + 1] = rd1;
 }
 
-// ---- The other mma.sync shapes of sm_90 (issue 12). Layouts from the PTX ISA, checked on the
+// ---- The other mma.sync shapes of sm_90. Layouts from the PTX ISA, checked on the
 // GPU by `mmafuzz gpu-check` (integer tiles of known exact result).
 
 // m16n8k8 with 16-bit A/B: A element i (4 halves in 2 regs) -> (g + 8*(i>=2), 2t + (i&1)),

@@ -1,4 +1,4 @@
-// Integer wgmma (issue 12): 8-bit A (registers, the FP8 layout, LOAD_A8) and B (shared memory,
+// Integer wgmma: 8-bit A (registers, the FP8 layout, LOAD_A8) and B (shared memory,
 // the FP8 staging) into an s32 accumulator in the f32 layout. Integer wgmma takes no
 // imm-scale-a/b or transposes: the instruction ends at scale-d. Included by wgmma.cu.
 

@@ -81,6 +81,7 @@ fn promoted_findings_keep_the_minimised_tile_and_gpu_output() {
         id: "00000000000000ff".into(),
         path: PATH.into(),
         class: "x".into(),
+        hunt_class: None,
         summary: "x".into(),
         a: side("gpu", &format!("NVIDIA H100 80GB HBM3 x1 (cc 9.0, driver 13.0) running {PATH}")),
         b: side("h100", "model"),

@@ -58,7 +58,7 @@ fn every_mmasim_model_reproduces_mmasims_recorded_answers() {
             models += 1;
         }
     }
-    // Every NVIDIA generation before Blackwell and every CDNA has models (the README's table).
+    // Every NVIDIA generation before Blackwell and every CDNA has models (report/mmasim.md).
     for (dir, _) in ARCHS {
         assert!(!toml_files(&root.join("models").join(dir)).is_empty(), "no models for {dir}");
     }

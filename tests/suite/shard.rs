@@ -79,6 +79,53 @@ fn four_shards_merged_equal_one_hunt() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// With a per-class cap binding (the V100's model against the H100's: divergent everywhere, a
+/// few dozen classes), two and four shards merged with the same cap keep the findings of the
+/// whole hunt: per class the ones met first hunt-wide.
+#[test]
+fn capped_shards_merged_equal_one_capped_hunt() {
+    let dir = tempfile::tempdir().unwrap();
+    let common = ["hunt", "--model", "v100", "--against", "h100", "--tiles", "2048", "--batch", "256", "--seed", "5", "--per-class", "1"];
+    let run = |name: &str, shard: Option<String>| {
+        let d = dir.path().join(name);
+        let mut args = common.to_vec();
+        args.extend(["--findings", d.to_str().unwrap()]);
+        let shard = shard.unwrap_or_default();
+        if !shard.is_empty() {
+            args.extend(["--shard", &shard]);
+        }
+        let out = mmafuzz(&args);
+        assert_eq!(out.status.code(), Some(1), "the models diverge: {}", String::from_utf8_lossy(&out.stderr));
+        d
+    };
+    let ids = |d: &Path| findings(d).into_keys().collect::<Vec<_>>();
+    let whole_dir = run("whole", None);
+    let whole = ids(&whole_dir);
+    // The run is in the results log, with its totals and the model it hunted.
+    let (runs, bad) = mmafuzz::hunt::results::read(&whole_dir.join(mmafuzz::hunt::results::FILE)).unwrap();
+    assert!(bad.is_empty() && runs.len() == 1, "{bad:?}");
+    assert_eq!((runs[0].tiles, runs[0].seed, runs[0].b.as_str(), runs[0].shard.as_deref()), (2048, 5, "v100", None));
+    assert!(runs[0].divergent_elements > 0 && runs[0].findings_new as usize == whole.len());
+    assert!(whole.len() >= 10, "the cap binds on many classes: {whole:?}");
+    for n in [2, 4] {
+        let shards: Vec<_> = (0..n).map(|i| run(&format!("s{n}-{i}"), Some(format!("{i}/{n}")))).collect();
+        let merged = dir.path().join(format!("merged{n}"));
+        let mut args = vec!["findings", "merge", "--per-class", "1", "--into", merged.to_str().unwrap()];
+        args.extend(shards.iter().map(|d| d.to_str().unwrap()));
+        let out = mmafuzz(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("left out by --per-class"));
+        assert_eq!(ids(&merged), whole, "{n} shards");
+        // Without the cap the shards' findings are a superset of the whole hunt's.
+        let all = dir.path().join(format!("all{n}"));
+        let mut args = vec!["findings", "merge", "--into", all.to_str().unwrap()];
+        args.extend(shards.iter().map(|d| d.to_str().unwrap()));
+        assert_eq!(mmafuzz(&args).status.code(), Some(0));
+        let all = ids(&all);
+        assert!(whole.iter().all(|id| all.contains(id)) && all.len() > whole.len(), "{n} shards");
+    }
+}
+
 /// Two corpus directories with overlapping tiles merge into one file holding each tile once,
 /// and merging again adds nothing.
 #[test]

@@ -39,7 +39,7 @@ fn validation(name: &str) -> Vec<(String, TorchOp, (usize, usize, usize), Kernel
 /// (`mmafuzz library check-predict TRACE --gpu h200`): at least that many exact, at most that
 /// many wrong.
 const PREDICTED: [(&str, usize, usize); 3] =
-    [("h200-validate-58101.tsv.gz", 18_557, 353), ("h200-check-58201.tsv.gz", 19_740, 325), ("h200-validate-58301.tsv.gz", 19_773, 361)];
+    [("h200-validate-58101.tsv.gz", 18_550, 352), ("h200-check-58201.tsv.gz", 19_729, 325), ("h200-validate-58301.tsv.gz", 19_767, 361)];
 
 /// (exact, wrong, modelled) over a validation trace's GEMMs whose logged kernel the models
 /// run, without (false) or with (true) the predictor.
@@ -72,13 +72,18 @@ fn score(name: &str, predict: bool) -> (usize, usize, usize) {
 /// and 58301 (drawn with them, kept sealed until the predictor was final).
 #[test]
 fn h200_models_decline_rather_than_guess() {
+    let mut failed = Vec::new();
     for (name, min_exact, max_wrong) in PREDICTED {
         let (exact, wrong, all) = score(name, false);
         assert!(all > 29_000, "{name}: {all} GEMMs");
         assert_eq!(wrong, 0, "{name}: {wrong} wrong of {all} without the predictor ({exact} exact)");
         let (exact, wrong, _) = score(name, true);
-        assert!(wrong <= max_wrong && exact >= min_exact, "{name} with the predictor: {exact} exact, {wrong} wrong of {all}");
+        eprintln!("{name} with the predictor: {exact} exact, {wrong} wrong of {all}");
+        if wrong > max_wrong || exact < min_exact {
+            failed.push(format!("{name}: {exact} exact (at least {min_exact}), {wrong} wrong (at most {max_wrong}) of {all}"));
+        }
     }
+    assert!(failed.is_empty(), "{failed:?}");
 }
 
 /// The H100's table is not the H200's: at the decode GEMV 1x4096x4096 through F.linear the

@@ -72,7 +72,7 @@ fn the_guided_hunt_reaches_the_f16_output_window_floor() {
 #[test]
 fn the_gpu_artifact_minimised_by_libfuzzer_is_one_term() {
     // fuzz/seeds/gpu_.../f16-accflush-minimised: the 6-byte input libFuzzer's crash minimiser
-    // left of the planted accumulator flush found on the H100 (README, Guided hunts).
+    // left of the planted accumulator flush found on the H100 (docs/src/guided.md).
     use mmafuzz::fuzzing::{nonzero_terms, Differential};
     let path = path_by_id("mma.m16n8k16.f32.f16.f16.f32").unwrap();
     let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/gpu_mma_m16n8k16_f32_f16_f16_f32/f16-accflush-minimised")).unwrap();
