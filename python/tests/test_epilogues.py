@@ -1,0 +1,58 @@
+"""Where torch's scales and alpha/beta enter, as recorded on an H200 (driver 580.159.04, torch
+2.11): scripts/torch-scaled-probe.py wrote corpus/library/probes/h200-epilogue-60001.npz
+(24 x 24 sampled elements of each FP8 GEMM, 16 x 16 of two batches of each batched one). These
+tests check the recorded GPU outputs against the formulas the docs state, with NumPy alone."""
+import pathlib
+
+import numpy as np
+import pytest
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+Z = np.load(ROOT / "corpus/library/probes/h200-epilogue-60001.npz")
+F32 = np.float32
+
+
+def same(x, y):
+    return np.array_equal(np.asarray(x, F32).view(np.uint32), np.asarray(y, F32).view(np.uint32))
+
+
+def fma(a, x, y):
+    """a*x + y rounded once to f32 (exact in f64 for these magnitudes: two f32 products fit)."""
+    return (np.float64(a) * np.asarray(x, np.float64) + np.asarray(y, np.float64)).astype(F32)
+
+
+@pytest.mark.parametrize("shape", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("fast", [0, 1])
+def test_scaled_mm_scales_by_the_rounded_product_of_the_scales(shape, fast):
+    # Per-tensor scales 0.3 and 1.7: D = f32(f32(sa * sb) * acc), where acc is the unit-scale
+    # f32 output (the same kernel); bf16 and f16 outputs are that f32 rounded to nearest.
+    sa, sb = F32(0.3), F32(1.7)
+    acc = Z[f"fp8/{shape}/unit_f32/fast{fast}"].view(F32)
+    d = Z[f"fp8/{shape}/scaled_f32/fast{fast}"].view(F32)
+    assert same(d, F32(sa * sb) * acc)
+    assert not same(d, sa * (sb * acc)), "the scales are multiplied together first"
+    bf = Z[f"fp8/{shape}/scaled_bf16/fast{fast}"].view(ml_dtypes.bfloat16)
+    assert np.array_equal(bf.view(np.uint16), d.astype(ml_dtypes.bfloat16).view(np.uint16))
+    h = Z[f"fp8/{shape}/scaled_f16/fast{fast}"].view(np.float16)
+    assert np.array_equal(h.view(np.uint16), d.astype(np.float16).view(np.uint16))
+
+
+@pytest.mark.parametrize("j", [0, 1, 2])
+def test_baddbmm_is_one_fma_of_alpha_acc_and_the_rounded_beta_c(j):
+    # FP32 baddbmm with alpha 0.3: D = fma(alpha, acc, beta * C rounded to f32), acc the bmm's
+    # output; with beta 1 that is fma(alpha, acc, C), not alpha * acc rounded then added.
+    k = f"bmm/f32/{j}"
+    acc, c = Z[k + "/bmm"].view(F32), Z[k + "/c"].view(F32)
+    alpha, beta = F32(0.3), F32(0.7)
+    assert same(Z[k + "/baddbmm_b0"].view(F32), alpha * acc)
+    assert same(Z[k + "/baddbmm_a"].view(F32), fma(alpha, acc, c))
+    assert not same(Z[k + "/baddbmm_a"].view(F32), alpha * acc + c)
+    assert same(Z[k + "/baddbmm_ab"].view(F32), fma(alpha, acc, beta * c))
+
+
+@pytest.mark.parametrize("j", [0, 1])
+def test_int_mm_is_the_exact_integer_sum(j):
+    a = Z[f"int/{j}/a"].view(np.int8).astype(np.int64)
+    b = Z[f"int/{j}/b"].view(np.int8).astype(np.int64)
+    assert np.array_equal((a @ b).astype(np.int32), Z[f"int/{j}/d"].view(np.int32))
