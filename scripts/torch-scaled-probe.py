@@ -101,6 +101,37 @@ for dt, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16"), (torch.float3
         torch.cuda.synchronize()
         meta.append(f"bmm {name} {j} {bt}x{m}x{n}x{k} ok")
 
+# Designed 16-bit baddbmm: small integer operands make acc exact in f32, so where alpha, beta
+# and the rounding to 16 bits enter can be told apart from D alone.
+for dt, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+    bt, m, n, k = 4, 64, 64, 128
+    a = torch.randint(-8, 9, (bt, m, k), device=dev).to(dt)
+    b = torch.randint(-8, 9, (bt, k, n), device=dev).to(dt)
+    c = (torch.randn(bt, m, n, device=dev) * 100).to(dt)
+    key = f"ibmm/{name}"
+    put(key + "/a", a); put(key + "/b", b); put(key + "/c", c)
+    put(key + "/baddbmm_ab", torch.baddbmm(c, a, b, beta=0.7, alpha=0.3))
+    put(key + "/baddbmm_a", torch.baddbmm(c, a, b, beta=1.0, alpha=0.3))
+    put(key + "/addmm_ab", torch.addmm(c[0], a[0], b[0], beta=0.7, alpha=0.3))
+    torch.cuda.synchronize()
+    meta.append(f"ibmm {name} {bt}x{m}x{n}x{k} ok")
+
+# Row-wise scales into f32 where torch allows it (the order of the three factors shows there).
+for i, (m, n, k) in enumerate([(64, 512, 1024)]):
+    a = e4m3((m, k), 2.0)
+    b = e4m3((n, k), 2.0)
+    ra = torch.rand(m, 1, device=dev) + 0.5
+    rb = torch.rand(1, n, device=dev) + 0.5
+    put(f"row/{i}/a", a); put(f"row/{i}/b", b); put(f"row/{i}/ra", ra); put(f"row/{i}/rb", rb)
+    one = torch.tensor(1.0, device=dev)
+    put(f"row/{i}/unit_f32", torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.float32))
+    for od, nm in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+        try:
+            put(f"row/{i}/row_{nm}", torch._scaled_mm(a, b.t(), scale_a=ra, scale_b=rb, out_dtype=od))
+            meta.append(f"row {i} {m}x{n}x{k} {nm} ok")
+        except Exception as e:  # noqa: BLE001
+            meta.append(f"row {i} {m}x{n}x{k} {nm} refused: {str(e).splitlines()[0][:200]}")
+
 # _int_mm: int8 x int8 -> int32.
 for j, (m, n, k) in enumerate([(32, 64, 1024), (64, 4096, 4096)]):
     a = torch.randint(-128, 128, (m, k), device=dev, dtype=torch.int8)

@@ -1,5 +1,5 @@
 """Where torch's scales and alpha/beta enter, as recorded on an H200 (driver 580.159.04, torch
-2.11): scripts/torch-scaled-probe.py wrote corpus/library/probes/h200-epilogue-60001.npz
+2.11): scripts/torch-scaled-probe.py wrote corpus/library/probes/h200-epilogue-60002.npz
 (24 x 24 sampled elements of each FP8 GEMM, 16 x 16 of two batches of each batched one). These
 tests check the recorded GPU outputs against the formulas the docs state, with NumPy alone."""
 import pathlib
@@ -9,7 +9,7 @@ import pytest
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-Z = np.load(ROOT / "corpus/library/probes/h200-epilogue-60001.npz")
+Z = np.load(ROOT / "corpus/library/probes/h200-epilogue-60002.npz")
 F32 = np.float32
 
 
@@ -56,3 +56,33 @@ def test_int_mm_is_the_exact_integer_sum(j):
     a = Z[f"int/{j}/a"].view(np.int8).astype(np.int64)
     b = Z[f"int/{j}/b"].view(np.int8).astype(np.int64)
     assert np.array_equal((a @ b).astype(np.int32), Z[f"int/{j}/d"].view(np.int32))
+
+
+@pytest.mark.parametrize("name", ["f16", "bf16"])
+def test_16_bit_baddbmm_rounds_alpha_acc_first_where_beta_is_one(name):
+    # Integer operands (acc exact in f32), alpha 0.3: with beta 0.7, D = round16(fma(alpha, acc,
+    # f32(beta * C))); with beta 1, D = round16(round16(alpha * acc) + C): the sum is rounded to
+    # D's format before C is added, as the unsplit kernels' own epilogue adds C.
+    dt = np.float16 if name == "f16" else ml_dtypes.bfloat16
+    k = f"ibmm/{name}"
+    a, b = Z[k + "/a"].view(dt).astype(np.float64), Z[k + "/b"].view(dt).astype(np.float64)
+    c = Z[k + "/c"].view(dt).astype(F32)
+    acc = (a @ b).astype(F32)
+    alpha, beta = F32(0.3), F32(0.7)
+    r16 = lambda x: np.asarray(x, F32).astype(dt).view(np.uint16)
+    assert np.array_equal(Z[k + "/baddbmm_ab"].view(np.uint16), r16(fma(alpha, acc, beta * c)))
+    once = r16(fma(alpha, acc, c))
+    twice = r16(r16(alpha * acc).view(dt).astype(F32) + c)
+    got = Z[k + "/baddbmm_a"].view(np.uint16)
+    assert np.array_equal(got, twice) and not np.array_equal(got, once)
+    assert np.array_equal(Z[k + "/addmm_ab"].view(np.uint16), r16(fma(alpha, acc[0], beta * c[0])))
+
+
+def test_rowwise_scales_apply_scale_b_then_scale_a():
+    # Row-wise scales (m x 1 and 1 x n) into f32 at 64x512x1024: D = f32(ra * f32(rb * acc)).
+    ra, rb, acc = Z["row/0/ra"].view(F32), Z["row/0/rb"].view(F32), Z["row/0/unit_f32"].view(F32)
+    d = Z["row/0/row_f32"].view(F32)
+    assert same(d, ra * (rb * acc))
+    assert not same(d, (ra * rb) * acc) and not same(d, rb * (ra * acc))
+    bf = Z["row/0/row_bf16"].view(np.uint16)
+    assert np.array_equal(bf, d.astype(ml_dtypes.bfloat16).view(np.uint16))
