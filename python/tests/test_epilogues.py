@@ -1,6 +1,7 @@
 """Where torch's scales and alpha/beta enter, as recorded on an H200 (driver 580.159.04, torch
 2.11): scripts/torch-scaled-probe.py wrote corpus/library/probes/h200-epilogue-60002.npz
-(24 x 24 sampled elements of each FP8 GEMM, 16 x 16 of two batches of each batched one). These
+(sampled elements: 12 x 12 of each FP8 GEMM, up to 16 x 8 of two batches of each batched one;
+the script records more, cut down for the repository). These
 tests check the recorded GPU outputs against the formulas the docs state, with NumPy alone."""
 import pathlib
 
