@@ -7,7 +7,7 @@
 Each call mirrors its PyTorch namesake on NumPy arrays (``ml_dtypes.bfloat16`` for bf16) or CPU
 torch tensors, and returns the same kind: ``mm(a, b, out_dtype=None)``, ``addmm(input, mat1,
 mat2)``, ``linear(x, w, bias=None)`` (x with any leading dimensions, w (n, k) as ``nn.Linear``
-holds it) and ``matmul(a, b)``. Keywords common to all:
+holds it), ``matmul(a, b)`` and ``_int_mm(a, b)`` (int8 into int32). Keywords common to all:
 
 - ``gpu``: ``"h200"`` (default) or ``"h100"``: whose cuBLAS kernel choices to follow;
 - ``allow_tf32``: float32 operands as ``torch.backends.cuda.matmul.allow_tf32`` would;
@@ -36,7 +36,7 @@ try:
 except ImportError:  # pragma: no cover
     _ml = None
 
-__all__ = ["mm", "addmm", "linear", "matmul", "GPUS"]
+__all__ = ["mm", "addmm", "linear", "matmul", "_int_mm", "GPUS"]
 
 GPUS = ("h100", "h200")
 
@@ -182,3 +182,34 @@ def matmul(input, other, *, gpu: str = "h200", allow_tf32: bool = False, table=N
     lead = a.shape[:-1]
     d = _gemm(np.ascontiguousarray(a).reshape(-1, a.shape[-1]), b, linear=_transposed(b), out_dtype=None, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
     return _back(d.reshape(*lead, b.shape[1]), ta or tb)
+
+
+# The longest K whose int8 x int8 sums cannot pass int32's range (128 * 128 * K < 2^31): past it
+# the GPU's behaviour on overflow (wrap or saturate) was not recorded.
+_INT_MM_MAX_K = (2**31 - 1) // (128 * 128)
+
+
+def _int_mm(input, mat2, *, gpu: str = "h200"):
+    """``torch._int_mm(input, mat2)``: int8 (m, k) times int8 (k, n) into int32. The GPU returns
+    the exact integer sum (recorded on an H200: corpus/library/probes/, every sampled element),
+    so this is that sum; torch's own conditions (m > 16, k and n positive multiples of 8) raise
+    as torch raises them. K past 131,071, where a sum could pass int32's range, is declined."""
+    a, ta = _numpy(input, "input")
+    b, tb = _numpy(mat2, "mat2")
+    if gpu not in GPUS:
+        raise ValueError(f"gpu={gpu!r}: the models describe {', '.join(GPUS)}")
+    if gpu != "h200":
+        raise NotModelled(f"_int_mm on the {gpu}: recorded on an H200 only")
+    if a.dtype != np.int8 or b.dtype != np.int8:
+        raise TypeError(f"_int_mm takes int8 operands, not {a.dtype} and {b.dtype}")
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"input {a.shape} and mat2 {b.shape}: two matrices, (m, k) and (k, n)")
+    (m, k), n = a.shape, b.shape[1]
+    if m <= 16:
+        raise ValueError(f"torch._int_mm: self.size(0) needs to be greater than 16, but got {m}")
+    if k == 0 or k % 8 or n == 0 or n % 8:
+        raise ValueError(f"torch._int_mm: k ({k}) and n ({n}) must be positive multiples of 8")
+    if k > _INT_MM_MAX_K:
+        raise NotModelled(f"_int_mm with k = {k}: sums may pass int32's range, whose handling on the GPU was not recorded")
+    d = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+    return _back(d, ta or tb)

@@ -87,3 +87,23 @@ def test_rowwise_scales_apply_scale_b_then_scale_a():
     assert not same(d, (ra * rb) * acc) and not same(d, rb * (ra * acc))
     bf = Z["row/0/row_bf16"].view(np.uint16)
     assert np.array_equal(bf, d.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
+def test_mmafuzz_torch_int_mm_returns_the_gpus_bits():
+    import mmafuzz
+    import mmafuzz.torch as mt
+
+    for j in (0, 1):
+        a, b = Z[f"int/{j}/a"].view(np.int8), Z[f"int/{j}/b"].view(np.int8)
+        # The recording keeps sampled rows and columns: pad the rows to torch's m > 16.
+        pad = np.zeros((max(0, 17 - a.shape[0]), a.shape[1]), np.int8)
+        d = mt._int_mm(np.vstack([a, pad]), b)
+        assert d.dtype == np.int32 and np.array_equal(d[: a.shape[0]], Z[f"int/{j}/d"].view(np.int32))
+    with pytest.raises(ValueError, match="greater than 16"):
+        mt._int_mm(np.zeros((16, 8), np.int8), np.zeros((8, 8), np.int8))
+    with pytest.raises(ValueError, match="multiples of 8"):
+        mt._int_mm(np.zeros((32, 12), np.int8), np.zeros((12, 8), np.int8))
+    with pytest.raises(mmafuzz.NotModelled, match="int32's range"):
+        mt._int_mm(np.zeros((32, 131_072), np.int8), np.zeros((131_072, 8), np.int8))
+    with pytest.raises(mmafuzz.NotModelled, match="H200 only"):
+        mt._int_mm(np.zeros((32, 8), np.int8), np.zeros((8, 8), np.int8), gpu="h100")
