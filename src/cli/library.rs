@@ -72,6 +72,24 @@ pub enum LibraryCommand {
         #[arg(long)]
         gpu: String,
     },
+    /// Where two GPUs' kernel choices compute different bits: on every shape the first GPU's
+    /// tables hold (traced there), the second GPU's kernel (its table, else its predictor: each
+    /// difference says which) and whether the two schedules are the same. Prints per path and
+    /// call the shapes, the same, the differing and the declined, then differing shapes.
+    ///
+    ///   mmafuzz library compare-gpus --from h100 --to h200
+    CompareGpus {
+        #[arg(long, default_value = "h100")]
+        from: String,
+        #[arg(long, default_value = "h200")]
+        to: String,
+        /// One path only (e.g. cublas.gemm.bf16.bf16.bf16.bf16).
+        #[arg(long)]
+        path: Option<String>,
+        /// How many differing shapes to list.
+        #[arg(long, default_value_t = 40)]
+        list: usize,
+    },
     /// Learn a GPU's kernel choices from a trace (scripts/torch-trace.py learn, or cuBLASLt's
     /// heuristic asked densely: scripts/lt-heuristic.py dense + expand): per path and PyTorch
     /// call, a decision tree over the shape predicting the numerically relevant configuration,
@@ -266,6 +284,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
         LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
         LibraryCommand::CheckPredict { traces, gpu } => super::library_fit::check_predict(&traces, &gpu),
+        LibraryCommand::CompareGpus { from, to, path, list } => super::library_compare::compare(&from, &to, path.as_deref(), list),
         LibraryCommand::Fit { traces, gpu, out, seed, from_table, max_per_call } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table, max_per_call),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),
         LibraryCommand::Replay { records, model, table, verbose, by_shape, write_ratchet } => {

@@ -14,6 +14,7 @@ mod hunt;
 mod infer;
 mod io;
 mod library;
+mod library_compare;
 mod library_exec;
 mod library_fit;
 mod library_trace;

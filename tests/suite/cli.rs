@@ -214,3 +214,20 @@ fn a_closed_output_pipe_ends_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `library compare-gpus` plans both GPUs' kernels on the H100 table's shapes: the bf16 torch.mm
+/// at 192x1536x4096, traced on both, runs one chain on the H100 and splits K in two on the H200.
+#[test]
+fn compare_gpus_names_a_traced_difference() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz")).args(["library", "compare-gpus", "--path", "cublas.gemm.bf16.bf16.bf16.bf16", "--list", "400"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.contains(" mm 192x1536x4096:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("(1 chain(s))") && line.contains("(2 chain(s), traced)"), "{line}");
+    let row = text.lines().find(|l| l.starts_with("cublas.gemm.bf16.bf16.bf16.bf16") && l.contains(" mm ")).unwrap();
+    let n: Vec<usize> = row.split_whitespace().skip(2).map(|x| x.parse().unwrap()).collect();
+    assert_eq!(n[0], n[1] + n[2] + n[5], "shapes = same + differ + declined: {row}");
+    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz")).args(["library", "compare-gpus", "--from", "h300"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no library model named h300:"));
+}
