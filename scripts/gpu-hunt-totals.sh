@@ -7,7 +7,8 @@
 #           the GPU), then PATH_SECS per path for every path the GPU runs (`--against gpu`:
 #           tiles made on the CPU, the model on the CPU), PARALLEL hunts at once.
 #   here:   mmafuzz findings merge --into findings DIR/findings; cat DIR/hunts.jsonl >> findings/hunts.jsonl
-# Returns $OUT/hunts.jsonl, $OUT/log.txt and $OUT/findings.tgz (any divergence, minimised).
+# Writes OUT/hunts.jsonl, OUT/log.txt and OUT/findings.tgz (any divergence, minimised); OUT is
+# $OUT, or target/hunt-totals.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=.gpu/mmafuzz
@@ -17,7 +18,7 @@ engine_secs=${1:?ENGINE_SECS}
 path_secs=${2:?PATH_SECS}
 seed=${3:?SEED}
 parallel=${4:-8}
-out=${OUT:-/tmp/hunt-totals}
+out=${OUT:-target/hunt-totals}
 found="$out/findings"
 mkdir -p "$found"
 {

@@ -80,9 +80,10 @@ pub fn append_lines_atomically(path: &Path, lines: &[String]) -> std::io::Result
     write_atomically(path, &text)
 }
 
-/// An exclusive advisory lock on a file's append-lock file, released when dropped (and by the
-/// operating system when the process dies, so a killed writer never blocks the next).
-struct AppendLock(std::fs::File);
+/// An exclusive advisory lock on a file's append-lock file, released when the file closes (when
+/// dropped, or by the operating system when the process dies, so a killed writer never blocks
+/// the next).
+struct AppendLock(#[allow(dead_code)] std::fs::File);
 
 impl AppendLock {
     fn take(path: &Path) -> std::io::Result<AppendLock> {
@@ -94,12 +95,6 @@ impl AppendLock {
         let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock)?;
         file.lock()?;
         Ok(AppendLock(file))
-    }
-}
-
-impl Drop for AppendLock {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
     }
 }
 

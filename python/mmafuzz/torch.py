@@ -74,9 +74,13 @@ def _dtype_name(d) -> str:
     return names[s]
 
 
-def _model(gpu: str, path: str) -> str:
+def _check_gpu(gpu: str) -> None:
     if gpu not in GPUS:
         raise ValueError(f"gpu={gpu!r}: the models describe {', '.join(GPUS)}")
+
+
+def _model(gpu: str, path: str) -> str:
+    _check_gpu(gpu)
     return f"{gpu}:{path}"
 
 
@@ -196,8 +200,7 @@ def _int_mm(input, mat2, *, gpu: str = "h200"):
     as torch raises them. K past 131,071, where a sum could pass int32's range, is declined."""
     a, ta = _numpy(input, "input")
     b, tb = _numpy(mat2, "mat2")
-    if gpu not in GPUS:
-        raise ValueError(f"gpu={gpu!r}: the models describe {', '.join(GPUS)}")
+    _check_gpu(gpu)
     if gpu != "h200":
         raise NotModelled(f"_int_mm on the {gpu}: recorded on an H200 only")
     if a.dtype != np.int8 or b.dtype != np.int8:

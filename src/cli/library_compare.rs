@@ -63,12 +63,11 @@ pub fn compare(from: &str, to: &str, only: Option<&str>, list: usize) -> anyhow:
                 c.differ_predicted += 1;
             }
             if listed.len() < list && (traced || listed.len() < list / 2) {
-                let slices = |p: &mmafuzz::library::Plan| p.slices.len();
                 listed.push(format!(
                     "  {path} {} {m}x{n}x{k}: {from} {cfg} ({} chain(s)), {to} {cb} ({} chain(s), {})",
                     op.name(),
-                    slices(&pa),
-                    slices(&pb),
+                    pa.slices.len(),
+                    pb.slices.len(),
                     if traced { "traced" } else { "predicted" }
                 ));
             }

@@ -113,6 +113,20 @@ impl Finding {
         s
     }
 
+    /// Where the hunt met this finding's divergence: (seed, hunt-wide tile, row, column) of the
+    /// original element; findings without a generated tile's seed sort last.
+    pub fn hunt_position(&self) -> (u64, u64, usize, usize) {
+        let at = |v: Option<&Value>| v.and_then(Value::as_array).filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)));
+        let (seed, tile) = at(self.original.get("seed")).or_else(|| at(self.original.get("engine"))).unwrap_or((u64::MAX, u64::MAX));
+        let [i, j] = self.original_element;
+        (seed, tile, i, j)
+    }
+
+    /// What `--per-class` caps: the path, the two sides and the class the hunt counted.
+    fn cap_key(&self) -> (String, String, String, String) {
+        (self.path.clone(), self.a.side.clone(), self.b.side.clone(), self.hunt_class.clone().unwrap_or_else(|| self.class.clone()))
+    }
+
     /// Parse a finding file's record block.
     pub fn parse(text: &str) -> Result<Finding, String> {
         let start = text.rfind(RECORD_FENCE).ok_or("no ```json record block")? + RECORD_FENCE.len();
@@ -188,22 +202,6 @@ pub fn store(dir: &Path, mut f: Finding, problems: &mut Vec<String>) -> std::io:
     Ok(how)
 }
 
-impl Finding {
-    /// Where the hunt met this finding's divergence: (seed, hunt-wide tile, row, column) of the
-    /// original element; findings without a generated tile's seed sort last.
-    pub fn hunt_position(&self) -> (u64, u64, usize, usize) {
-        let at = |v: Option<&Value>| v.and_then(Value::as_array).filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)));
-        let (seed, tile) = at(self.original.get("seed")).or_else(|| at(self.original.get("engine"))).unwrap_or((u64::MAX, u64::MAX));
-        let [i, j] = self.original_element;
-        (seed, tile, i, j)
-    }
-
-    /// What `--per-class` caps: the path, the two sides and the class the hunt counted.
-    fn cap_key(&self) -> (String, String, String, String) {
-        (self.path.clone(), self.a.side.clone(), self.b.side.clone(), self.hunt_class.clone().unwrap_or_else(|| self.class.clone()))
-    }
-}
-
 /// Merge every finding under each of `sources` into `into` (a findings directory, one
 /// subdirectory per path): a finding already there (same id: the same minimised case) has its
 /// counts added and its dates widened, a new one is written. With `per_class`, the sources are
@@ -220,23 +218,15 @@ pub fn merge(into: &Path, sources: &[PathBuf], per_class: Option<u64>) -> std::i
         found.extend(all.into_iter().map(|(_, f)| f));
     }
     if let Some(cap) = per_class {
-        found.sort_by(|x, y| x.cap_key().cmp(&y.cap_key()).then(x.hunt_position().cmp(&y.hunt_position())).then(x.id.cmp(&y.id)));
-        let mut kept = Vec::with_capacity(found.len());
-        let mut run: Option<((String, String, String, String), u64)> = None;
-        for f in found {
-            let key = f.cap_key();
-            let n = match &mut run {
-                Some((k, n)) if *k == key => n,
-                _ => &mut run.insert((key, 0)).1,
-            };
-            if *n < cap {
-                *n += 1;
-                kept.push(f);
-            } else {
-                counts.capped += 1;
-            }
-        }
-        found = kept;
+        found.sort_by_cached_key(|f| (f.cap_key(), f.hunt_position(), f.id.clone()));
+        let mut taken: std::collections::HashMap<_, u64> = std::collections::HashMap::new();
+        let before = found.len();
+        found.retain(|f| {
+            let n = taken.entry(f.cap_key()).or_default();
+            *n += 1;
+            *n <= cap
+        });
+        counts.capped = before - found.len();
     }
     for f in found {
         match store(into, f, &mut counts.problems)? {

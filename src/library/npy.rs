@@ -74,12 +74,12 @@ pub fn read_from(mut input: impl Read, name: &str, format: Format) -> Result<Mat
     if ty.endianness() == npyz::Endianness::Big && width > 8 {
         return Err(bad("big-endian data: save it little-endian".into()));
     }
+    let bytes = width as u64 / 8;
+    let expected = header.count() * bytes;
     let dims = header.shape;
     if dims.is_empty() || dims.len() > 2 {
         return Err(bad(format!("a {}-D array: a matrix is 2-D (a bias 1-D)", dims.len())));
     }
-    let bytes = width as u64 / 8;
-    let expected = dims.iter().product::<u64>() * bytes;
     let mut raw = Vec::new();
     input.take(expected + 1).read_to_end(&mut raw).map_err(|e| bad(format!("cannot read the data: {e}")))?;
     if raw.len() as u64 != expected {

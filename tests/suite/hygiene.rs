@@ -37,18 +37,22 @@ fn the_repository_is_clean() {
     assert!(out.status.success(), "scripts/hygiene.sh found lines to rewrite:\n{}", text(&out));
 }
 
+/// The offending lines are put together here, so that this file itself passes the check.
+fn planted() -> (String, String) {
+    (format!("// found in {}ion 12 on the b{}", "sess", "ox"), format!("built in /{}/someone/project", "home"))
+}
+
 #[test]
 fn a_planted_line_is_found_by_file_and_line() {
-    let dir = repo(&[
-        ("README.md", "# A project\n\nNothing to see.\n"),
-        ("src/lib.rs", "pub fn f() {}\n// found in session 12 on the box\npub fn g() {}\n"),
-        ("notes.txt", "built in /home/someone/project\n"),
-    ]);
+    let (history, path) = planted();
+    let lib = format!("pub fn f() {{}}\n{history}\npub fn g() {{}}\n");
+    let notes = format!("{path}\n");
+    let dir = repo(&[("README.md", "# A project\n\nNothing to see.\n"), ("src/lib.rs", &lib), ("notes.txt", &notes)]);
     let out = hygiene(dir.path());
     let all = text(&out);
     assert_eq!(out.status.code(), Some(1), "{all}");
-    assert!(all.contains("src/lib.rs:2: // found in session 12 on the box"), "{all}");
-    assert!(all.contains("notes.txt:1: built in /home/someone/project"), "{all}");
+    assert!(all.contains(&format!("src/lib.rs:2: {history}")), "{all}");
+    assert!(all.contains(&format!("notes.txt:1: {path}")), "{all}");
     assert!(!all.contains("README.md"), "{all}");
 }
 
@@ -56,7 +60,7 @@ fn a_planted_line_is_found_by_file_and_line() {
 fn a_clean_repository_passes() {
     let dir = repo(&[
         ("README.md", "# A project\n\nRun `python3 scripts/oracle.py --arch CDNA1` from the repository root.\n"),
-        ("src/lib.rs", "// The returned D, rounded once; tmp files go to /tmp/mmafuzz-out.\npub fn f() {}\n"),
+        ("src/lib.rs", "// The returned D, rounded once; temporary files go to target/out.\npub fn f() {}\n"),
     ]);
     let out = hygiene(dir.path());
     assert!(out.status.success(), "{}", text(&out));
@@ -65,10 +69,10 @@ fn a_clean_repository_passes() {
 
 #[test]
 fn an_allowlisted_line_passes() {
-    let line = "each warp issues 4 wgmma instructions per K step\n";
-    let dir = repo(&[("src/lib.rs", line)]);
+    let line = format!("each warp {} 4 wgmma instructions per K step\n", "issues");
+    let dir = repo(&[("src/lib.rs", &line)]);
     assert_eq!(hygiene(dir.path()).status.code(), Some(1), "without the allowlist the line is reported");
-    let dir = repo(&[("src/lib.rs", line), ("scripts/hygiene-allow.txt", "# accepted: English\nsrc/lib.rs:warp issues [0-9]+ wgmma\n")]);
+    let dir = repo(&[("src/lib.rs", &line), ("scripts/hygiene-allow.txt", "# accepted: English\nsrc/lib.rs:warp issues [0-9]+ wgmma\n")]);
     let out = hygiene(dir.path());
     assert!(out.status.success(), "{}", text(&out));
 }
