@@ -42,7 +42,7 @@ fn lane_kernel_equals_general_path() {
         let fast = Emulator::new(model.clone());
         let slow = Emulator::general_only(model.clone());
         for shape in SHAPES {
-            for _ in 0..300 {
+            for _ in 0..120 {
                 let k = if rng.gen_bool(0.8) { shape.k } else { rng.gen_range(1..=40) };
                 let case = gen::case(&mut rng, shape.a_fmt, shape.c_fmt, shape.m, shape.n, k);
                 let (f, s) = (fast.run(&case).unwrap(), slow.run(&case).unwrap());
@@ -53,7 +53,7 @@ fn lane_kernel_equals_general_path() {
             }
         }
     }
-    assert!(compared > 1_000_000, "{compared}");
+    assert!(compared > 400_000, "{compared}");
 }
 
 /// `Emulator::run_diagonal` (independent dot products, a lane of the float kernel each, their
