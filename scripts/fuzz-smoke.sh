@@ -5,7 +5,7 @@
 # the crash must come, and `mmafuzz fuzz decode` must show the mismatch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_PER_TARGET=${SECONDS_PER_TARGET:-10}
+SECONDS_PER_TARGET=${SECONDS_PER_TARGET:-6}
 if ! rustup toolchain list | grep -q nightly; then
   rustup toolchain install nightly --profile minimal
 fi

@@ -7,7 +7,9 @@
 Each call mirrors its PyTorch namesake on NumPy arrays (``ml_dtypes.bfloat16`` for bf16) or CPU
 torch tensors, and returns the same kind: ``mm(a, b, out_dtype=None)``, ``addmm(input, mat1,
 mat2)``, ``linear(x, w, bias=None)`` (x with any leading dimensions, w (n, k) as ``nn.Linear``
-holds it), ``matmul(a, b)`` and ``_int_mm(a, b)`` (int8 into int32). Keywords common to all:
+holds it), ``matmul(a, b)``, ``_int_mm(a, b)`` (int8 into int32) and ``_scaled_mm(a, b,
+scale_a, scale_b, out_dtype=...)`` (FP8, with the kernel cuBLASLt logged for the call). Keywords
+common to all:
 
 - ``gpu``: ``"h200"`` (default) or ``"h100"``: whose cuBLAS kernel choices to follow;
 - ``allow_tf32``: float32 operands as ``torch.backends.cuda.matmul.allow_tf32`` would;
@@ -36,7 +38,7 @@ try:
 except ImportError:  # pragma: no cover
     _ml = None
 
-__all__ = ["mm", "addmm", "linear", "matmul", "_int_mm", "GPUS"]
+__all__ = ["mm", "addmm", "linear", "matmul", "_int_mm", "_scaled_mm", "GPUS"]
 
 GPUS = ("h100", "h200")
 
@@ -215,4 +217,85 @@ def _int_mm(input, mat2, *, gpu: str = "h200"):
     if k > _INT_MM_MAX_K:
         raise NotModelled(f"_int_mm with k = {k}: sums may pass int32's range, whose handling on the GPU was not recorded")
     d = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+    return _back(d, ta or tb)
+
+
+def _fp8_name(dtype: np.dtype) -> Optional[str]:
+    if _ml is None:  # pragma: no cover
+        return None
+    return {np.dtype(_ml.float8_e4m3fn): "e4m3", np.dtype(_ml.float8_e5m2): "e5m2"}.get(dtype)
+
+
+def _scales(scale_a, scale_b, m: int, n: int):
+    """The scales as float32: one value each (per-tensor, returned as 0-d arrays), or row-wise,
+    scale_a (m, 1) and scale_b (1, n), as torch tells the two apart."""
+    (sa, _), (sb, _) = _numpy(scale_a, "scale_a"), _numpy(scale_b, "scale_b")
+    for s, what in ((sa, "scale_a"), (sb, "scale_b")):
+        if s.dtype != np.float32:
+            raise TypeError(f"{what} is {s.dtype}: torch._scaled_mm takes float32 scales")
+    if sa.size == 1 and sb.size == 1:
+        return sa.reshape(()), sb.reshape(())
+    if sa.shape != (m, 1) or sb.shape != (1, n):
+        raise ValueError(f"scale_a {sa.shape} and scale_b {sb.shape}: one value each, or ({m}, 1) and (1, {n}) for row-wise scaling")
+    return sa, sb
+
+
+def _scaled_mm(input, mat2, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None, use_fast_accum: bool = False, *,
+               gpu: str = "h200", config: Optional[str] = None):
+    """``torch._scaled_mm(input, mat2, scale_a, scale_b, out_dtype=...)``: float8_e4m3fn (m, k)
+    times float8_e4m3fn (k, n), mat2 column-major as torch wants it (``w.T`` of a row-major
+    (n, k) weight), into float32, bfloat16 or float16, per-tensor scales (one float32 each) or
+    row-wise ones (``scale_a`` (m, 1), ``scale_b`` (1, n)), with or without ``use_fast_accum``.
+
+    As an H200 computes it (driver 580.159.04, torch 2.11; docs/src/library.md): the unit-scale
+    FP8 accumulation ``acc`` in f32, then D = f32(f32(scale_a * scale_b) * acc) for per-tensor
+    scales and D = f32(scale_a[i] * f32(scale_b[j] * acc)) for row-wise ones, rounded to nearest
+    into a 16-bit ``out_dtype``.
+
+    The FP8 kernel tables hold no scaled calls yet, so ``config`` is required: the ``algo=[...]``
+    text cuBLASLt's CUBLASLT_LOG_LEVEL=5 log shows for this call. Kernels that split K are
+    declined (where the scales enter then was not measured), as are a bias, ``scale_result``,
+    FP8 outputs, e5m2 operands and the H100 (not measured)."""
+    a, ta = _numpy(input, "input")
+    b, tb = _numpy(mat2, "mat2")
+    _check_gpu(gpu)
+    fa, fb = _fp8_name(a.dtype), _fp8_name(b.dtype)
+    if fa is None or fb is None:
+        raise TypeError(f"_scaled_mm takes float8 operands, not {a.dtype} and {b.dtype}")
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"input {a.shape} and mat2 {b.shape}: two matrices, (m, k) and (k, n)")
+    (m, k), n = a.shape, b.shape[1]
+    if k % 16 or n % 16:
+        raise ValueError(f"torch._scaled_mm: both dimensions of mat2 ({k}, {n}) must be divisible by 16")
+    if not _transposed(b) and not (k == 1 or n == 1):
+        raise ValueError("torch._scaled_mm: mat2 must be column-major (the transpose of a row-major (n, k) weight)")
+    if gpu != "h200":
+        raise NotModelled(f"_scaled_mm on the {gpu}: its scaling was measured on an H200 only")
+    if (fa, fb) != ("e4m3", "e4m3"):
+        raise NotModelled(f"_scaled_mm on {fa} x {fb} operands: the scaling was measured with e4m3 x e4m3")
+    if bias is not None or scale_result is not None:
+        raise NotModelled("_scaled_mm with a bias or scale_result: not measured")
+    out = "fp8" if out_dtype is None else _dtype_name(out_dtype)
+    if out not in ("f32", "bf16", "f16"):
+        raise NotModelled(f"_scaled_mm into {out_dtype or input.dtype}: float32, bfloat16 and float16 outputs are modelled")
+    if config is None:
+        raise NotModelled("_scaled_mm needs config=: the kernel cuBLASLt logged for the call (CUBLASLT_LOG_LEVEL=5, its algo=[...]); the kernel tables hold no scaled FP8 calls yet")
+    sa, sb = _scales(scale_a, scale_b, m, n)
+    text = config[len("algo=["):-1] if config.startswith("algo=[") else config
+    splits = [int(t.split("=", 1)[1]) for t in text.split() if t.startswith("numSplitsK=")]
+    if any(s > 1 for s in splits):
+        raise NotModelled(f"_scaled_mm on a kernel that splits K ({text}): where the scales enter then was not measured")
+    model = f"{gpu}:cublaslt.matmul.f32.{fa}.{fb}.f32" + (".fast_accum" if use_fast_accum else "")
+    acc = _matmul(np.ascontiguousarray(a), b, None, model, config=text, gpu=gpu)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sa.ndim == 0:
+            d = (np.float32(sa) * np.float32(sb)) * acc
+        else:
+            d = sa * (sb * acc)
+        # Rounded to nearest into a 16-bit output; past its range, infinity, as on the GPU.
+        d = d.astype(np.float32)
+        if out == "bf16":
+            d = d.astype(_ml.bfloat16)
+        elif out == "f16":
+            d = d.astype(np.float16)
     return _back(d, ta or tb)

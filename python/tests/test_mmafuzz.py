@@ -70,7 +70,9 @@ LIBRARY = ["cublas.gemm.f32.f16.f16.f32", "cublas.gemm.bf16.bf16.bf16.bf16", "cu
 @pytest.mark.parametrize("path", LIBRARY)
 def test_matmul_equals_torch_on_the_gpu(path):
     """Whole GEMMs as torch.mm/addmm/F.linear/_scaled_mm returned them on the H100."""
-    records = [r for r in mmafuzz.gemm_records(CORPUS / "library" / f"{path}.jsonl.xz", limit=60) if r["m"] * r["n"] * r["k"] <= 4_000_000]
+    # FP64 emulates at a fraction of the other paths' speed: its smaller GEMMs only.
+    most = 1_000_000 if "f64" in path else 4_000_000
+    records = [r for r in mmafuzz.gemm_records(CORPUS / "library" / f"{path}.jsonl.xz", limit=60) if r["m"] * r["n"] * r["k"] <= most]
     run = 0
     for r in records:
         try:
@@ -374,7 +376,7 @@ def test_the_gil_is_released_while_emulating():
 def test_departures_example_runs(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "departures.png"
-    r = subprocess.run([sys.executable, str(ROOT / "examples/python/departures.py"), "--tiles", "500", "--out", str(out)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, str(ROOT / "examples/python/departures.py"), "--tiles", "200", "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert out.stat().st_size > 10_000
     assert "departs from exact rounding" in r.stdout
