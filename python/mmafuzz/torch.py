@@ -267,7 +267,7 @@ def _scaled_mm(input, mat2, scale_a, scale_b, bias=None, scale_result=None, out_
     (m, k), n = a.shape, b.shape[1]
     if k % 16 or n % 16:
         raise ValueError(f"torch._scaled_mm: both dimensions of mat2 ({k}, {n}) must be divisible by 16")
-    if not _transposed(b) and not (k == 1 or n == 1):
+    if not _transposed(b):
         raise ValueError("torch._scaled_mm: mat2 must be column-major (the transpose of a row-major (n, k) weight)")
     if gpu != "h200":
         raise NotModelled(f"_scaled_mm on the {gpu}: its scaling was measured on an H200 only")
@@ -288,12 +288,9 @@ def _scaled_mm(input, mat2, scale_a, scale_b, bias=None, scale_result=None, out_
     model = f"{gpu}:cublaslt.matmul.f32.{fa}.{fb}.f32" + (".fast_accum" if use_fast_accum else "")
     acc = _matmul(np.ascontiguousarray(a), b, None, model, config=text, gpu=gpu)
     with np.errstate(over="ignore", invalid="ignore"):
-        if sa.ndim == 0:
-            d = (np.float32(sa) * np.float32(sb)) * acc
-        else:
-            d = sa * (sb * acc)
+        # Every product of float32 values, rounded to float32 once.
+        d = (sa * sb) * acc if sa.ndim == 0 else sa * (sb * acc)
         # Rounded to nearest into a 16-bit output; past its range, infinity, as on the GPU.
-        d = d.astype(np.float32)
         if out == "bf16":
             d = d.astype(_ml.bfloat16)
         elif out == "f16":
