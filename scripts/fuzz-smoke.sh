@@ -2,7 +2,8 @@
 # CI's fuzzing step (no GPU): build the fuzz targets with cargo-fuzz (nightly, installed if
 # absent), run each CPU and parser target briefly, run the GPU target with a model standing
 # where the GPU stands (against itself: no crash allowed; against a planted one-knob change:
-# the crash must come, and `mmafuzz fuzz decode` must show the mismatch).
+# the crash must come, and `mmafuzz fuzz decode` must show the mismatch). With `--build-only`
+# it stops after the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${SECONDS_PER_TARGET:-6}
@@ -22,6 +23,8 @@ targets="exact_vs_mpfr lanes_vs_general generated_models parse_interchange parse
 # against 5.2 minutes on 2 cores), and a brief run needs checks more than speed. Hunts build
 # with -O (docs/src/guided.md, "Fuzz targets").
 for t in $targets; do (cd fuzz && cargo +nightly fuzz build --dev -s none "$t"); done
+# `--build-only`: install, check and build, run nothing (.ci/run builds while the tests run).
+[ "${1:-}" = --build-only ] && exit 0
 bin=fuzz/target/x86_64-unknown-linux-gnu/debug
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
