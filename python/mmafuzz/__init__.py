@@ -236,7 +236,8 @@ def _matrix(x, fmt: str, what: str, dims: int = 2) -> Tuple[np.ndarray, np.ndarr
 
 
 def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bias=None, config: Optional[str] = None, return_config: bool = False,
-           op: Optional[str] = None, table=None, predicted: bool = False, gpu: Optional[str] = None):
+           op: Optional[str] = None, table=None, predicted: bool = False, gpu: Optional[str] = None, alpha: float = 1.0,
+           beta: float = 1.0, whole_shape=None):
     """One whole GEMM as PyTorch runs it through cuBLAS/cuBLASLt, bit for bit: D = A·B
     (``torch.mm``), D = A·B + C (``torch.addmm``, β = 1) or D = A·B + bias (``F.linear``'s bias
     epilogue, ``bias`` n elements). A m×k, B k×n, any shape the model's table learned.
@@ -253,6 +254,12 @@ def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bia
     a kernel table file (what ``mmafuzz library trace`` wrote), which then alone decides;
     ``predicted=True`` lets the model's predictor answer for shapes no trace holds; ``gpu``:
     the GPU asked about (``"h200"``), warned about where the model's kernels are another's.
+    ``alpha`` and ``beta``: D = alpha·A·B + beta·C as ``torch.addmm(c, a, b, beta=, alpha=)``
+    (float32 scalars applied where the kernel's epilogue applies them; beta 0 ignores C);
+    values other than 1 where they were not measured raise :class:`NotModelled` (kernels that
+    split K in place, GEMV lane kernels, the bias, TF32, FP64, the H100's models). ``whole_shape=(m, n, k)``: ``a`` holds
+    some rows and ``b`` some columns of an m×n×k GEMM (``c`` the elements where they cross):
+    their elements of D, under that GEMM's kernel and plan.
     With ``return_config=True`` returns (D, the configuration used).
     """
     a_fmt, b_fmt, d_fmt = _native.library_formats(model)
@@ -273,7 +280,8 @@ def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bia
         if bias.shape != (n,):
             raise ValueError(f"bias has shape {bias.shape}, D has {n} columns")
     raw, used, _source, warning = _native.matmul_raw(model, (m, n, k), ab, bb, cb, xb, config, op,
-                                                     None if table is None else str(table), predicted, gpu)
+                                                     None if table is None else str(table), predicted, gpu, float(alpha), float(beta),
+                                                     None if whole_shape is None else tuple(int(x) for x in whole_shape))
     if warning:
         import warnings
         warnings.warn(warning, stacklevel=2)

@@ -117,7 +117,7 @@ def _transposed(b: np.ndarray) -> bool:
     return b.ndim == 2 and not b.flags.c_contiguous and b.flags.f_contiguous
 
 
-def _gemm(a, b, *, c=None, bias=None, linear: bool, out_dtype, gpu, allow_tf32, table, predicted):
+def _gemm(a, b, *, c=None, bias=None, linear: bool, out_dtype, gpu, allow_tf32, table, predicted, alpha=1.0, beta=1.0, config=None):
     if a.dtype != b.dtype:
         raise TypeError(f"operands of two dtypes ({a.dtype}, {b.dtype}): torch needs one")
     if a.ndim != 2 or b.ndim != 2:
@@ -126,7 +126,8 @@ def _gemm(a, b, *, c=None, bias=None, linear: bool, out_dtype, gpu, allow_tf32, 
         raise NotModelled("a transposed first operand: torch passes it as OP_T on the other side, a layout not traced yet")
     model = _model(gpu, _path(a.dtype, out_dtype, allow_tf32))
     op = ("linear_bias" if bias is not None else "linear") if linear else ("addmm" if c is not None else "mm")
-    return _matmul(np.ascontiguousarray(a), np.ascontiguousarray(b), c, model, bias=bias, op=op, table=table, predicted=predicted, gpu=gpu)
+    return _matmul(np.ascontiguousarray(a), np.ascontiguousarray(b), c, model, bias=bias, op=op, table=table, predicted=predicted, gpu=gpu,
+                   alpha=alpha, beta=beta, config=config)
 
 
 def mm(input, mat2, *, out_dtype=None, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False):
@@ -138,23 +139,31 @@ def mm(input, mat2, *, out_dtype=None, gpu: str = "h200", allow_tf32: bool = Fal
     return _back(d, ta or tb)
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out_dtype=None, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False):
-    """``torch.addmm(input, mat1, mat2)``: D = mat1·mat2 + input, input m×n; or, with ``input``
-    one row of n and ``mat2`` a transposed weight, F.linear's bias epilogue."""
-    if beta != 1 or alpha != 1:
-        raise NotModelled(f"addmm with beta={beta}, alpha={alpha}: only beta = alpha = 1 is modelled")
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out_dtype=None, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False,
+          config: Optional[str] = None):
+    """``torch.addmm(input, mat1, mat2, beta=, alpha=)``: D = alpha·mat1·mat2 + beta·input,
+    input m×n; or, with ``input`` one row of n and ``mat2`` a transposed weight, F.linear's bias
+    epilogue. alpha and beta enter as float32 where the kernel's epilogue applies them
+    (docs/src/library.md, "Scales, α and β"); beta = 0 ignores input (NaNs in it included) and
+    runs torch.mm's kernel. Other than 1 they are modelled on the H200's f16, bf16 and f32
+    paths (TF32 and FP64 not), except on kernels that split K in place and GEMV lane kernels;
+    elsewhere :class:`mmafuzz.NotModelled`. ``config``: the kernel
+    cuBLASLt logged for the call (else the table or predictor decide)."""
     c, tc = _numpy(input, "input")
     a, ta = _numpy(mat1, "mat1")
     b, tb = _numpy(mat2, "mat2")
     m, n = a.shape[0], b.shape[1] if b.ndim == 2 else None
-    if c.ndim == 1:
+    kw = dict(out_dtype=out_dtype, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted, alpha=float(alpha), beta=float(beta), config=config)
+    if float(beta) == 0.0:
+        d = _gemm(a, b, linear=_transposed(b), **kw)
+    elif c.ndim == 1:
         if not _transposed(b):
             raise NotModelled("addmm with a broadcast row and an untransposed mat2: that bias layout is not traced (F.linear passes the weight transposed)")
-        d = _gemm(a, b, bias=c, linear=True, out_dtype=out_dtype, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
+        d = _gemm(a, b, bias=c, linear=True, **kw)
     else:
         if c.shape != (m, n):
             raise NotModelled(f"addmm with input {c.shape} broadcast to {(m, n)}: only a full m×n input or a bias row is modelled")
-        d = _gemm(a, b, c=np.ascontiguousarray(c), linear=False, out_dtype=out_dtype, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
+        d = _gemm(a, b, c=np.ascontiguousarray(c), linear=False, **kw)
     return _back(d, ta or tb or tc)
 
 

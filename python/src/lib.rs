@@ -9,7 +9,7 @@ use mmafuzz::blockscale::{BlockScales, ScaleFormat};
 use mmafuzz::exec::paths::path_by_id;
 use mmafuzz::format::{Format, Rounding};
 use mmafuzz::library::gemm::{Gemm, GemmError, LibraryEmulator};
-use mmafuzz::library::{KernelConfig, LibraryError, LibraryModel, TorchOp};
+use mmafuzz::library::{KernelConfig, LibraryError, LibraryModel, Scalars, TorchOp};
 use mmafuzz::npz::{container_bytes, le_elements, put_le_elements};
 use mmafuzz::{exact, Emulator, Model};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
@@ -282,7 +282,7 @@ fn path_formats(name: &str) -> Option<(String, String, String, bool, bool, Optio
 /// came from, a warning where the model's GPU is not the one asked about). `op` is the PyTorch
 /// call (mm, addmm, linear, linear_bias; by default what c and bias say, in torch.mm's layout).
 #[pyfunction]
-#[pyo3(signature = (model, shape, a, b, c=None, bias=None, config=None, op=None, table=None, predicted=false, gpu=None))]
+#[pyo3(signature = (model, shape, a, b, c=None, bias=None, config=None, op=None, table=None, predicted=false, gpu=None, alpha=1.0, beta=1.0, whole_shape=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn matmul_raw<'py>(
     py: Python<'py>,
@@ -297,7 +297,11 @@ fn matmul_raw<'py>(
     table: Option<std::path::PathBuf>,
     predicted: bool,
     gpu: Option<&str>,
+    alpha: f64,
+    beta: f64,
+    whole_shape: Option<(usize, usize, usize)>,
 ) -> PyResult<(Bound<'py, PyArray1<u8>>, String, String, Option<String>)> {
+    let scalars = Scalars::new(alpha, beta).map_err(PyValueError::new_err)?;
     let lm = library_with(model, table.as_deref(), predicted)?;
     let r = &lm.rules;
     let (m, n, k) = shape;
@@ -325,11 +329,11 @@ fn matmul_raw<'py>(
     let config = config.map(|t| KernelConfig::from_log(t).map_err(|e| err(format!("config: {e}")))).transpose()?;
     let warning = lm.gpu_mismatch(gpu);
     let run = || -> Result<(Vec<u8>, String, String), PyErr> {
-        let emu = LibraryEmulator::new(&lm);
+        let emu = LibraryEmulator::new(&lm).with_scalars(scalars);
         emu.check(&g).map_err(err)?;
         let (config, source) = match config {
             Some(c) => (c, "given".to_string()),
-            None => match emu.choose((m, n, k), op) {
+            None => match emu.choose(whole_shape.unwrap_or((m, n, k)), op) {
                 Ok((c, s)) => (c.clone(), s.to_string()),
                 Err(e @ GemmError::Unlearned { .. }) => {
                     return Err(UnlearnedShape::new_err(format!("{e}; pass config= (the algo=[...] text cuBLASLt's CUBLASLT_LOG_LEVEL=5 trace prints) or table= (a file mmafuzz library trace wrote)")))
@@ -337,11 +341,23 @@ fn matmul_raw<'py>(
                 Err(e) => return Err(err(e)),
             },
         };
-        let plan = emu.plan_op(&g, &config, op).map_err(|e| match e {
+        let plan = match whole_shape {
+            // Rows and columns of a larger GEMM: its kernel's plan.
+            Some((wm, wn, wk)) if wk == k && wm >= m && wn >= n => {
+                let whole = Gemm { m: wm, n: wn, k, a: Vec::new(), b: Vec::new(), c: None, bias: g.bias.clone() };
+                emu.plan_op(&whole, &config, op)
+            }
+            Some(s) => return Err(PyValueError::new_err(format!("whole_shape {s:?} does not hold a {m}x{n}x{k} part"))),
+            None => emu.plan_op(&g, &config, op),
+        }
+        .map_err(|e| match e {
             GemmError::Plan(p) => NotModelled::new_err(p.to_string()),
             e => err(e),
         })?;
-        let d = emu.run(&g, &plan, &|_| ()).map_err(err)?;
+        let d = emu.run(&g, &plan, &|_| ()).map_err(|e| match e {
+            GemmError::Scalars(why) => NotModelled::new_err(why),
+            e => err(e),
+        })?;
         let mut bytes = vec![0u8; d.len() * width(out)];
         put_bits(&mut bytes, &d, out);
         Ok((bytes, config.to_log(), source))

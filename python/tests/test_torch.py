@@ -69,8 +69,10 @@ def test_declines_with_reasons():
     # A shape the given table does not hold: declined, not guessed.
     with pytest.raises(mmafuzz.UnlearnedShape, match="not in the table"):
         mt.linear(a, w, gpu="h200", table=_table("f16"))
+    # alpha and beta other than 1 under a model whose GPU was not measured with them (H100).
+    cfg = "algoId=66 tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_64xAUTO customOption=3 clusterShape=CLUSTER_SHAPE_1x1x1"
     with pytest.raises(mmafuzz.NotModelled, match="beta"):
-        mt.addmm(np.ones((7, 33), np.float16), a, w.T, beta=0.5)
+        mt.addmm(np.ones((7, 33), np.float16), a, np.ascontiguousarray(w.T), beta=0.5, gpu="h100", config=cfg)
     with pytest.raises(mmafuzz.NotModelled, match="GEMV"):
         mt.linear(np.ones(64, np.float16), w)
     with pytest.raises(mmafuzz.NotModelled, match="int32"):

@@ -68,6 +68,14 @@ pub struct GemmArgs {
     /// epilogue). Default: mm, addmm with --c, the bias epilogue with --bias (B k×n).
     #[arg(long, requires = "a")]
     op: Option<mmafuzz::library::TorchOp>,
+    /// α of D = α·A·B + β·C, as torch.addmm's `alpha` (rounded to float32, applied where the
+    /// kernel's epilogue applies it: docs/src/library.md). Other than 1, declined where it
+    /// was not measured: in-place split-K and GEMV lane kernels, --bias, TF32, FP64, H100 models.
+    #[arg(long, requires = "a", default_value_t = 1.0, allow_negative_numbers = true)]
+    alpha: f64,
+    /// β of D = α·A·B + β·C (with --c), as torch.addmm's `beta`; 0 ignores C.
+    #[arg(long, requires = "c", default_value_t = 1.0, allow_negative_numbers = true)]
+    beta: f64,
     /// With --a/--b as f32 matrices: run a precision scheme of library GEMMs instead of one
     /// (markidis3/markidis4: Markidis et al.'s FP16 refinement A16·B16 + R_A·B16 + A16·R_B
     /// [+ R_A·R_B], each product added by torch.addmm(D, X, Y, out_dtype=float32); f16, f32,
@@ -182,8 +190,14 @@ fn gemm_npy(args: &GemmArgs) -> anyhow::Result<ExitCode> {
         (Some(op), ..) => op,
         (None, b, c) => TorchOp::of(c, b),
     };
+    // β = 0: torch ignores C and runs torch.mm's kernel.
+    let (c, op) = match (c, op) {
+        (Some(_), TorchOp::Addmm) if args.beta == 0.0 => (None, TorchOp::Mm),
+        other => other,
+    };
+    let scalars = mmafuzz::library::Scalars::new(args.alpha, args.beta).map_err(anyhow::Error::msg)?;
     let g = Gemm { m, n, k, a: a.bits, b: b.bits, c: c.map(|c| c.bits), bias: bias.map(|b| b.bits) }.as_torch_linear();
-    let emu = LibraryEmulator::new(&lm);
+    let emu = LibraryEmulator::new(&lm).with_scalars(scalars);
     emu.check(&g)?;
     let (config, source) = match &args.config {
         Some(text) => (KernelConfig::from_log(text)?, "given".to_string()),

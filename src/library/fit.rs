@@ -28,10 +28,13 @@ pub struct Traced {
 }
 
 /// The schedule a call of kind `op` at `shape` runs under `config`: F.linear's bias reaches
-/// the bias epilogue only where PyTorch uses it ([`linear_takes_epilogue`]).
+/// the bias epilogue only where PyTorch uses it ([`linear_takes_epilogue`]). With α = β = 1,
+/// as the traced calls are: how a kernel would apply other α and β is left out, so that two
+/// kernels computing the same bits have equal plans.
 pub fn plan_of(rules: &ScheduleRules, op: TorchOp, (m, n, k): (usize, usize, usize), config: &KernelConfig) -> Result<Plan, PlanError> {
     let bias = op == TorchOp::LinearBias && linear_takes_epilogue(n, k);
-    rules.plan_layout(m, n, k, config, bias, takes_weight_transposed(op, n, k))
+    let plan = rules.plan_layout(m, n, k, config, bias, takes_weight_transposed(op, n, k))?;
+    Ok(Plan { scalars: None, ..plan })
 }
 
 /// `config` without what no schedule rule of `rules` reads for it: two kernels with the same

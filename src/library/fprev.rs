@@ -208,7 +208,7 @@ mod tests {
     use crate::library::Reduction;
 
     fn plan(slices: Vec<Vec<std::ops::Range<usize>>>, sum: Option<SumTree>) -> Plan {
-        Plan { slices, sum, reduction: Reduction::None, residue_first: None, chain: 0, c_add: Default::default(), bias_last: false, bias_add: None, promote_every: None, c_nan_first: false }
+        Plan { slices, sum, reduction: Reduction::None, residue_first: None, chain: 0, c_add: Default::default(), bias_last: false, bias_add: None, promote_every: None, c_nan_first: false, scalars: None }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use super::config::{KernelConfig, Reduction};
 use super::op::TorchOp;
 use super::predict::Prediction;
+use super::scalars::Scalars;
 use super::schedule::{CAdd, InputConversion, Plan, PlanError};
 use super::LibraryModel;
 use crate::case::MmaCase;
@@ -107,6 +108,9 @@ pub enum GemmError {
     Unlearned { m: usize, n: usize, k: usize, op: &'static str, reason: String },
     #[error("shape: {0}")]
     Shape(String),
+    /// α and β other than 1 where they were not measured.
+    #[error("{0}")]
+    Scalars(String),
 }
 
 /// Where a GEMM's kernel configuration came from.
@@ -133,12 +137,28 @@ pub struct LibraryEmulator<'a> {
     model: &'a LibraryModel,
     /// The model's own chain, then one per `[[schedule.chains]]` rule.
     emulators: Vec<Emulator>,
+    /// The call's α and β (D = α·A·B + β·C).
+    scalars: Scalars,
 }
 
 impl<'a> LibraryEmulator<'a> {
     pub fn new(model: &'a LibraryModel) -> Self {
         let emulators = std::iter::once(model.chain.clone()).chain(model.variants.iter().cloned()).map(Emulator::new).collect();
-        LibraryEmulator { model, emulators }
+        LibraryEmulator { model, emulators, scalars: Scalars::ONE }
+    }
+
+    /// The same emulator for calls with these α and β (`torch.addmm(..., beta=, alpha=)`).
+    pub fn with_scalars(self, scalars: Scalars) -> Self {
+        LibraryEmulator { scalars, ..self }
+    }
+
+    /// Whether `plan` takes this emulator's α and β (they were measured on some kernels only).
+    fn check_scalars(&self, g: &Gemm, plan: &Plan) -> Result<(), GemmError> {
+        let r = &self.model.rules;
+        match self.scalars.for_c(g.c.is_some()).check(plan, r.compute, r.output, g.bias.is_some()) {
+            Some(why) => Err(GemmError::Scalars(why)),
+            None => Ok(()),
+        }
     }
 
     /// The configuration the library runs for this GEMM (torch.mm, torch.addmm with its C, or
@@ -213,6 +233,7 @@ impl<'a> LibraryEmulator<'a> {
     /// `progress` hears how many elements each finished block held.
     pub fn run(&self, g: &Gemm, plan: &Plan, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<u64>, GemmError> {
         use rayon::prelude::*;
+        self.check_scalars(g, plan)?;
         let blocks: Vec<(Range<usize>, Range<usize>)> = (0..g.m)
             .step_by(BLOCK_ROWS)
             .flat_map(|i| (0..g.n).step_by(BLOCK_COLS).map(move |j| (i..(i + BLOCK_ROWS).min(g.m), j..(j + BLOCK_COLS).min(g.n))))
@@ -243,6 +264,7 @@ impl<'a> LibraryEmulator<'a> {
     /// The elements of D in `rows` × `cols`, row-major: each slice's chains run as one tile of
     /// the instruction arithmetic (the emulator's lane kernel takes eight columns at a time).
     pub fn block(&self, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>) -> Result<Vec<u64>, GemmError> {
+        self.check_scalars(g, plan)?;
         self.block_of(&self.chain_operands(g, plan), g, plan, rows, cols)
     }
 
@@ -258,6 +280,7 @@ impl<'a> LibraryEmulator<'a> {
     /// parallel (rayon).
     pub fn elements(&self, g: &Gemm, plan: &Plan, at: &[(usize, usize)]) -> Result<Vec<u64>, GemmError> {
         use rayon::prelude::*;
+        self.check_scalars(g, plan)?;
         // Fewer at once for deep K: a batch's operands are its count times k of each.
         let batch = (ELEMENT_OPERANDS / g.k.max(1)).clamp(8, ELEMENTS_AT_ONCE) / 8 * 8;
         let ops = self.chain_operands(g, plan);
@@ -313,6 +336,7 @@ impl<'a> LibraryEmulator<'a> {
         let (compute, output) = (r.compute, r.output);
         let c = g.c.as_ref().map(|c| output.to_f64(c[i * g.n + j]));
         let bias = g.bias.as_ref().map(|b| output.to_f64(b[j]));
+        let scalars = self.scalars.for_c(c.is_some());
         let round_out = |x: f64| output.to_f64(self.to_output(x));
         match plan.reduction {
             // Serial split-K in the output buffer: the first slice writes its epilogue result,
@@ -351,6 +375,11 @@ impl<'a> LibraryEmulator<'a> {
                     (false, true) if reduction == Reduction::OutputType => r.output_type_bias,
                     _ => CAdd::Compute,
                 };
+                if !scalars.is_one() {
+                    // No bias, no in-place reduction (`check_scalars`): α and β where the
+                    // kernel's epilogue (or its split-K reduction) adds C.
+                    return self.to_output(scalars.epilogue(sum, c, c_add, plan.scalars.expect("check_scalars"), output));
+                }
                 self.to_output(self.epilogue(sum, c.or(bias), c_add, plan.c_nan_first))
             }
         }

@@ -4,6 +4,7 @@
 
 use super::config::{KernelConfig, Reduction};
 use super::tree::{Combine, SumTree};
+use super::scalars::{ScalarOrder, ScalarRules};
 use crate::format::Format;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -12,6 +13,9 @@ use std::ops::Range;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleRules {
+    /// How the kernels apply α and β other than 1 (`[schedule.scalars]`; absent: declined).
+    #[serde(default)]
+    pub scalars: Option<ScalarRules>,
     /// A and B as the caller stores them (f32 for a TF32 GEMM).
     pub inputs: Format,
     /// B's format where it differs from A's (mixed FP8).
@@ -406,6 +410,8 @@ pub struct Plan {
     pub promote_every: Option<usize>,
     /// Where the sum and C are both NaN, D carries C's (else the sum's): `c_nan_first`.
     pub c_nan_first: bool,
+    /// How the kernel applies α and β other than 1 (None: not measured for this model).
+    pub scalars: Option<ScalarOrder>,
 }
 
 /// Why a configuration has no schedule in the model.
@@ -513,6 +519,7 @@ impl ScheduleRules {
     pub fn plan_layout(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool, linear: bool) -> Result<Plan, PlanError> {
         let mut plan = self.kernel_plan(m, n, k, config, bias, linear)?;
         plan.c_nan_first = self.c_nan_first.contains(&config.algo);
+        plan.scalars = self.scalars.as_ref().map(|r| r.order(config.algo, config.split_k > 1));
         Ok(plan)
     }
 
@@ -542,7 +549,7 @@ impl ScheduleRules {
         let bias_last = rule.is_some_and(|r| r.bias_last);
         let bias_add = rule.and_then(|r| r.bias_add);
         let promote_every = rule.and_then(|r| r.promote_every);
-        let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false };
+        let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false, scalars: None };
         match config.split_k {
             1 => {
                 return match rule.filter(|r| r.is_lane_rule()) {
@@ -568,7 +575,7 @@ impl ScheduleRules {
                 }
                 let slices: Vec<Vec<Range<usize>>> = r.segment_ranges(k, segments).into_iter().map(|s| vec![s]).collect();
                 let sum = Some(SumTree::over(0, slices.len(), r.combine));
-                return Ok(Plan { slices, sum, reduction: Reduction::ComputeType, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false });
+                return Ok(Plan { slices, sum, reduction: Reduction::ComputeType, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false, scalars: None });
             }
             _ => {}
         }
@@ -604,7 +611,7 @@ impl ScheduleRules {
             None => contiguous.into_iter().map(|r| vec![r]).collect(),
         };
         let sum = (rule.combine != Combine::InOrder).then(|| SumTree::over(0, slices.len(), rule.combine));
-        Ok(Plan { slices, sum, reduction: config.reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false })
+        Ok(Plan { slices, sum, reduction: config.reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false, scalars: None })
     }
 
     /// A GEMV-like kernel's plan: each slice's lanes (or, across slices, every lane of `k`)
@@ -630,7 +637,7 @@ impl ScheduleRules {
             chains.extend(lanes_of);
         }
         let sum = SumTree::combine(per_slice, rule.combine);
-        Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every, c_nan_first: false }
+        Plan { slices: chains, sum: Some(sum), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every, c_nan_first: false, scalars: None }
     }
 
     /// Lanes with `lane_blocks` accumulators: per slice and lane the chains over its even full
@@ -671,7 +678,7 @@ impl ScheduleRules {
                 per_slice.push(SumTree::combine(lane_sums, rule.lanes_combine));
             }
         }
-        Plan { slices: chains, sum: Some(SumTree::combine(per_slice, rule.combine)), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every, c_nan_first: false }
+        Plan { slices: chains, sum: Some(SumTree::combine(per_slice, rule.combine)), reduction, residue_first, chain, c_add, bias_last: rule.bias_last, bias_add: rule.bias_add, promote_every: rule.promote_every, c_nan_first: false, scalars: None }
     }
 }
 

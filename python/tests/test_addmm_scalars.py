@@ -1,0 +1,106 @@
+"""torch.addmm with alpha and beta against what an H200 returned (driver 580.159.04, torch 2.11):
+corpus/library/probes/h200-addmm-60301.jsonl.xz holds 160 calls (scripts/torch-addmm-validate.py,
+seed 60301) drawn after a first rule was written from the probe of seed 60002: fresh shapes,
+scalars and operand styles, each with the kernel cuBLASLt logged for it and D at 8 x 8 sampled
+elements. That first rule (fma(alpha, acc, f32(beta*C)) everywhere, unsplit kernels only) was
+wrong on 9 of them; the rules now in src/library/scalars.rs (the order by kernel, split-K
+reductions) were fitted on these calls, so for the rules as they stand this set is in-sample. Operands are regenerated from
+the record's seed (scripts/torch-bmm-probe.py's generator); the sampled rows of A and columns of
+B are emulated under the whole GEMM's kernel and plan (``whole_shape``)."""
+import importlib.util
+import json
+import lzma
+import pathlib
+
+import numpy as np
+import pytest
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+import mmafuzz  # noqa: E402
+import mmafuzz.torch as mt  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RECORDS = ROOT / "corpus/library/probes/h200-addmm-60301.jsonl.xz"
+DTYPE = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
+NAME = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+
+
+def generator():
+    spec = importlib.util.spec_from_file_location("bmm_probe", ROOT / "scripts/torch-bmm-probe.py")
+    g = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(g)
+    return g
+
+
+def records():
+    with lzma.open(RECORDS, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def model(r):
+    i, o = NAME[r["dtype"]], NAME[r["out"]]
+    return f"h200:cublas.gemm.{o}.{i}.{i}.{o}"
+
+
+def scalar_kind(r):
+    a, b = r["alpha"], r["beta"]
+    if b == 0:
+        return "beta 0"
+    return "beta 1" if b == 1 else "beta other"
+
+
+def emulate(g, r):
+    """D at the record's sampled elements, or NotModelled/UnlearnedShape raised."""
+    seed, call, (m, n, k), st = r["seed"], r["call"], (r["m"], r["n"], r["k"]), r["style"]
+    dt, out = DTYPE[r["dtype"]], DTYPE[r["out"]]
+    a = np.concatenate([g.rows(seed, call, 0, 0, i, 1, k, st) for i in r["rows"]]).astype(dt)
+    b = np.concatenate([g.rows(seed, call, 1, 0, j, 1, k, st) for j in r["cols"]]).T.astype(dt)
+    c = np.concatenate([g.rows(seed, call, 2, 0, i, 1, n, st)[:, r["cols"]] for i in r["rows"]]).astype(out)
+    beta0 = r["beta"] == 0
+    return mmafuzz.matmul(a, np.ascontiguousarray(b), None if beta0 else c, model(r), op="mm" if beta0 else "addmm", config=r["kernels"][0],
+                          alpha=r["alpha"], beta=r["beta"], whole_shape=(m, n, k))
+
+
+def outcome(g, r):
+    if len(r["kernels"]) != 1:
+        return "declined: no single logged kernel"
+    try:
+        d = emulate(g, r)
+    except (mmafuzz.NotModelled, mmafuzz.UnlearnedShape) as e:
+        return f"declined: {e}"
+    got = np.asarray(d).view({4: np.uint32, 2: np.uint16}[np.asarray(d).dtype.itemsize]).astype(np.uint64).reshape(-1)
+    want = np.array([int(x, 16) for x in r["d"]], np.uint64)
+    return "exact" if np.array_equal(got, want) else "wrong"
+
+
+def test_addmm_with_alpha_and_beta_on_the_recorded_calls():
+    recs = records()
+    assert len(recs) == 160 and all(r["provenance"]["gpu"] == "NVIDIA H200" for r in recs)
+    g = generator()
+    results = [outcome(g, r) for r in recs]
+    tally = {}
+    for r, res in zip(recs, results):
+        key = (f"{r['dtype']}->{r['out']}", scalar_kind(r), res.split(":")[0])
+        tally[key] = tally.get(key, 0) + 1
+    for key in sorted(tally):
+        print(key, tally[key])
+    wrong = [(r["call"], r["m"], r["n"], r["k"], r["dtype"], r["out"], r["alpha"], r["beta"], r["kernels"]) for r, res in zip(recs, results) if res == "wrong"]
+    assert not wrong, wrong
+    declined = [res for res in results if res.startswith("declined")]
+    print(len(declined), "declined:", sorted(set(d[:90] for d in declined)))
+    assert (results.count("exact"), len(declined)) == (135, 25)
+
+
+def test_the_torch_call_passes_alpha_and_beta():
+    # Small integers under an unsplit SGEMM kernel of the recording: mt.addmm forwards alpha
+    # and beta (exact here, so D is the plain formula), and beta 0 ignores a NaN input as torch
+    # does.
+    cfg = next(r["kernels"][0] for r in records() if r["dtype"] == "float32" and "numSplitsK" not in r["kernels"][0] and r["kernels"][0].startswith("algoId=20"))
+    rng = np.random.default_rng(1)
+    a = rng.integers(-4, 5, (4, 16)).astype(np.float32)
+    b = rng.integers(-4, 5, (16, 8)).astype(np.float32)
+    c = rng.integers(-4, 5, (4, 8)).astype(np.float32)
+    d = mt.addmm(c, a, b, beta=0.5, alpha=2.0, config=cfg)
+    assert np.array_equal(d, (2 * (a @ b) + 0.5 * c).astype(np.float32))
+    nan = np.full_like(c, np.nan)
+    assert np.array_equal(mt.addmm(nan, a, b, beta=0, alpha=0.5, config=cfg), (0.5 * (a @ b)).astype(np.float32))
