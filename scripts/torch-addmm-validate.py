@@ -120,14 +120,6 @@ def run(calls, seed):
     return out
 
 
-def cublas_version():
-    from importlib import metadata
-    for d in metadata.distributions():
-        if (d.metadata["Name"] or "").lower().startswith("nvidia-cublas"):
-            return d.version
-    return ""
-
-
 def main():
     out = sys.argv[1]
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 60301
@@ -136,7 +128,7 @@ def main():
     calls = draw(np.random.default_rng(seed), count)
     recs = run(calls, seed)
     drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    prov = {"gpu": torch.cuda.get_device_name(), "driver": drv, "torch": torch.__version__, "cublas": cublas_version(), "seed": seed,
+    prov = {"gpu": torch.cuda.get_device_name(), "driver": drv, "torch": torch.__version__, "cublas": generator().cublas_version(), "seed": seed,
             "tool": "scripts/torch-addmm-validate.py"}
     with lzma.open(out, "wt") as f:
         for r in recs:
