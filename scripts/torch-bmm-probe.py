@@ -95,7 +95,7 @@ def draw(rng, count):
 CHILD = r"""
 import sys, json, os, numpy as np, torch, importlib.util
 spec = importlib.util.spec_from_file_location("v", sys.argv[1]); v = importlib.util.module_from_spec(spec); spec.loader.exec_module(v)
-calls = json.load(open(sys.argv[2])); seed = int(sys.argv[3]); log = sys.argv[5]; out = {}
+calls = json.load(open(sys.argv[2])); seed = int(sys.argv[3]); out = {}
 torch.backends.cuda.matmul.allow_tf32 = False
 from torch.profiler import profile, ProfilerActivity
 def operand(c, which, n_rows, k):
@@ -112,11 +112,11 @@ lib = ctypes.CDLL([l.split()[-1] for l in open("/proc/self/maps") if "libcublasL
 messages = []
 callback = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)(lambda level, fn, msg: messages.append((msg or b"").decode(errors="replace")))
 lib.cublasLtLoggerSetCallback(callback); lib.cublasLtLoggerSetLevel(5)
-def lt_lines(pos):
+# The kernels cuBLASLt logged since the last call.
+def lt_lines():
     new = [m.split("algo=[", 1)[1].split("]", 1)[0] for m in messages if "algo=[" in m]
     messages.clear()
-    return new, 0
-pos = 0
+    return new
 for c in calls:
     b, m, n, k = c["batch"], c["m"], c["n"], c["k"]
     A = operand(c, 0, m, k)
@@ -134,14 +134,14 @@ for c in calls:
         # Batched matmul as attention writes it: (1, b, m, k) @ (1, b, k, n).
         return torch.matmul(A.unsqueeze(0), B.unsqueeze(0))[0]
     torch.cuda.synchronize()
-    _, pos = lt_lines(pos)
+    lt_lines()
     try:
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             D = run(); torch.cuda.synchronize()
     except Exception as e:
         out[c["call"]] = {"refused": str(e).splitlines()[0][:200]}
         continue
-    lt, pos = lt_lines(pos)
+    lt = lt_lines()
     kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     rng = np.random.default_rng([seed, c["call"], 9])
     bs = np.sort(rng.choice(b, min(b, v.BATCHES), replace=False))
@@ -156,7 +156,7 @@ for c in calls:
         mm = torch.mm(A[i], B[i]) if C is None else torch.addmm(C[i], A[i], B[i], beta=be, alpha=al)
         torch.cuda.synchronize()
         rec["as_mm_equal"] = bool(torch.equal(mm.view(torch.int16 if mm.element_size() == 2 else torch.int32), D[i].contiguous().view(torch.int16 if mm.element_size() == 2 else torch.int32)))
-        rec["as_mm_lt"], pos = lt_lines(pos)
+        rec["as_mm_lt"] = lt_lines()
     out[c["call"]] = rec
     del A, B, Bt, C, D
 print("done", len(out), flush=True)
@@ -181,7 +181,7 @@ def main():
     base = out + ".work"
     json.dump(calls, open(base + ".calls.json", "w"))
     env = dict(os.environ)
-    r = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(__file__), base + ".calls.json", str(seed), base + ".json", base + ".log"],
+    r = subprocess.run([sys.executable, "-c", CHILD, os.path.abspath(__file__), base + ".calls.json", str(seed), base + ".json"],
                        env=env, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"child failed: {r.stderr[-3000:]}")
@@ -192,7 +192,7 @@ def main():
     with lzma.open(out, "wt") as f:
         for c in calls:
             f.write(json.dumps(dict(c, seed=seed, provenance=prov, **got[str(c["call"])])) + "\n")
-    for x in (".calls.json", ".json", ".log"):
+    for x in (".calls.json", ".json"):
         if os.path.exists(base + x):
             os.remove(base + x)
     print(f"{len(calls)} calls -> {out}")

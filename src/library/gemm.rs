@@ -336,7 +336,6 @@ impl<'a> LibraryEmulator<'a> {
         let (compute, output) = (r.compute, r.output);
         let c = g.c.as_ref().map(|c| output.to_f64(c[i * g.n + j]));
         let bias = g.bias.as_ref().map(|b| output.to_f64(b[j]));
-        let scalars = self.scalars.for_c(c.is_some());
         let round_out = |x: f64| output.to_f64(self.to_output(x));
         match plan.reduction {
             // Serial split-K in the output buffer: the first slice writes its epilogue result,
@@ -375,6 +374,7 @@ impl<'a> LibraryEmulator<'a> {
                     (false, true) if reduction == Reduction::OutputType => r.output_type_bias,
                     _ => CAdd::Compute,
                 };
+                let scalars = self.scalars.for_c(c.is_some());
                 if !scalars.is_one() {
                     // No bias, no in-place reduction (`check_scalars`): α and β where the
                     // kernel's epilogue (or its split-K reduction) adds C.

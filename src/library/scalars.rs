@@ -25,7 +25,7 @@ use crate::format::Format;
 use serde::{Deserialize, Serialize};
 
 /// A library model's `[schedule.scalars]`: how its kernels apply α and β other than 1.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScalarRules {
     /// Algorithms whose unsplit kernels compute fma(α, acc, f32(β·C)) for β ≠ 0, 1; every
@@ -61,12 +61,6 @@ pub enum ScalarOrder {
 pub struct Scalars {
     pub alpha: f32,
     pub beta: f32,
-}
-
-impl Default for Scalars {
-    fn default() -> Self {
-        Scalars::ONE
-    }
 }
 
 impl Scalars {
