@@ -155,7 +155,7 @@ impl<'a> LibraryEmulator<'a> {
     /// Whether `plan` takes this emulator's α and β (they were measured on some kernels only).
     fn check_scalars(&self, g: &Gemm, plan: &Plan) -> Result<(), GemmError> {
         let r = &self.model.rules;
-        match self.scalars.for_c(g.c.is_some()).check(plan, r.compute, r.output, g.bias.is_some()) {
+        match self.scalars.for_c(g.c.is_some()).check(plan, r.compute, r.output, g.bias.is_some(), g.c.is_some()) {
             Some(why) => Err(GemmError::Scalars(why)),
             None => Ok(()),
         }

@@ -9,44 +9,111 @@
 //! - β = 1: D = round(f32(f32(α·acc) + C)): the scaled sum is rounded to f32 before C is added;
 //!   a 16-bit kernel whose own epilogue adds C in D's format (`c_add = "output"`) rounds it to
 //!   D's format first, D = round(round(f32(α·acc)) + C).
-//! - Any other β, by kernel (`[schedule.scalars]`): the unsplit sm90 kernels (algorithm 66)
-//!   compute D = round(fma(α, acc, f32(β·C))), the other unsplit ones D = round(fma(β, C,
-//!   f32(α·acc))). Split-K kernels whose slices are reduced in a workspace (compute- or
-//!   output-type reduction) apply them to the reduced sum: fma(β, C, f32(α·acc)), except the
-//!   SGEMM algorithm 55, fma(α, acc, f32(β·C)).
+//!   Algorithms listed in `beta_one_fused` (the SGEMM algorithm 55) take β = 1 as any other β.
+//! - Any other β, by algorithm and kind of kernel (`[schedule.scalars]`): D = round(fma(α, acc,
+//!   f32(β·C))) (the sm90 algorithm 66 unsplit, SGEMM algorithm 55, the GEMV lanes of algorithm
+//!   13 into f32) or D = round(fma(β, C, f32(α·acc))) (the sm80-style algorithms 20, 23, 24).
+//!   Split-K kernels whose slices are reduced in a workspace (compute- or output-type
+//!   reduction) apply them to the reduced sum, mostly in the second order; GEMV lanes to the
+//!   lanes' sum.
 //!
-//! Serial in-place split-K, the lanes of GEMV-like kernels, the bias epilogue, FP64 GEMMs and
-//! models without `[schedule.scalars]` (their GPU was not measured) are declined with α and β
-//! other than 1 ([`Scalars::check`]).
+//! An algorithm not listed for its kind of kernel, serial in-place split-K, the bias epilogue,
+//! FP64 GEMMs and models without `[schedule.scalars]` (their GPU was not measured) are declined
+//! with α and β other than 1 ([`Scalars::check`]).
 
 use super::config::Reduction;
 use super::schedule::{CAdd, Plan};
 use crate::format::Format;
 use serde::{Deserialize, Serialize};
 
-/// A library model's `[schedule.scalars]`: how its kernels apply α and β other than 1.
+/// A library model's `[schedule.scalars]`: how its kernels apply α and β other than 1, by
+/// algorithm and kind of kernel. An algorithm listed for neither order of its kind was not
+/// measured there and is declined.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScalarRules {
-    /// Algorithms whose unsplit kernels compute fma(α, acc, f32(β·C)) for β ≠ 0, 1; every
-    /// other unsplit kernel computes fma(β, C, f32(α·acc)).
+    /// Unsplit kernels computing fma(α, acc, f32(β·C)).
     #[serde(default)]
-    pub alpha_fma_algos: Vec<u32>,
-    /// The same for split-K kernels, where α and β enter in the reduction of the slices' sums
-    /// (acc is then the reduced sum).
+    pub alpha_fma: Vec<u32>,
+    /// Unsplit kernels computing fma(β, C, f32(α·acc)).
     #[serde(default)]
-    pub split_alpha_fma_algos: Vec<u32>,
+    pub beta_fma: Vec<u32>,
+    /// Split-K kernels whose slices are reduced in a workspace, α and β applied to the reduced
+    /// sum: fma(α, acc, f32(β·C)).
+    #[serde(default)]
+    pub split_alpha_fma: Vec<u32>,
+    /// The same, fma(β, C, f32(α·acc)).
+    #[serde(default)]
+    pub split_beta_fma: Vec<u32>,
+    /// GEMV-like kernels that sum lanes, α and β applied to the lanes' sum: fma(α, acc, f32(β·C)).
+    #[serde(default)]
+    pub lanes_alpha_fma: Vec<u32>,
+    /// The same, fma(β, C, f32(α·acc)).
+    #[serde(default)]
+    pub lanes_beta_fma: Vec<u32>,
+    /// Algorithms that take β = 1 as any other β (one fma); the others add C to f32(α·acc).
+    #[serde(default)]
+    pub beta_one_fused: Vec<u32>,
 }
 
-impl ScalarRules {
-    /// The order a kernel of algorithm `algo`, split or not, applies α and β in.
-    pub fn order(&self, algo: u32, split: bool) -> ScalarOrder {
-        let algos = if split { &self.split_alpha_fma_algos } else { &self.alpha_fma_algos };
-        if algos.contains(&algo) { ScalarOrder::AlphaFma } else { ScalarOrder::BetaFma }
+/// The kind of kernel a plan is, for [`ScalarRules`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelKind {
+    Unsplit,
+    Split,
+    Lanes,
+}
+
+impl KernelKind {
+    fn name(self) -> &'static str {
+        match self {
+            KernelKind::Unsplit => "an unsplit",
+            KernelKind::Split => "a split-K",
+            KernelKind::Lanes => "a lane-summing",
+        }
     }
 }
 
-/// How a kernel's epilogue combines α·acc and β·C for β other than 0 and 1.
+impl ScalarRules {
+    /// How a kernel of algorithm `algo` and this kind applies α and β.
+    pub fn rule(&self, algo: u32, kind: KernelKind) -> ScalarRule {
+        let (alpha, beta) = match kind {
+            KernelKind::Unsplit => (&self.alpha_fma, &self.beta_fma),
+            KernelKind::Split => (&self.split_alpha_fma, &self.split_beta_fma),
+            KernelKind::Lanes => (&self.lanes_alpha_fma, &self.lanes_beta_fma),
+        };
+        let order = if alpha.contains(&algo) {
+            Some(ScalarOrder::AlphaFma)
+        } else if beta.contains(&algo) {
+            Some(ScalarOrder::BetaFma)
+        } else {
+            None
+        };
+        ScalarRule { algo, kind, order, beta_one_fused: self.beta_one_fused.contains(&algo) }
+    }
+
+    /// Why these rules cannot be used (None: they can): an algorithm listed with both orders.
+    pub fn validate(&self) -> Option<String> {
+        for (kind, alpha, beta) in [("", &self.alpha_fma, &self.beta_fma), ("split_", &self.split_alpha_fma, &self.split_beta_fma), ("lanes_", &self.lanes_alpha_fma, &self.lanes_beta_fma)] {
+            if let Some(a) = alpha.iter().find(|a| beta.contains(a)) {
+                return Some(format!("[schedule.scalars]: algorithm {a} is in both {kind}alpha_fma and {kind}beta_fma"));
+            }
+        }
+        None
+    }
+}
+
+/// How one kernel applies α and β: its order (None: not measured), and whether β = 1 takes the
+/// same fma.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScalarRule {
+    pub algo: u32,
+    pub kind: KernelKind,
+    pub order: Option<ScalarOrder>,
+    pub beta_one_fused: bool,
+}
+
+/// How a kernel's epilogue combines α·acc and β·C.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScalarOrder {
     /// fma(α, acc, f32(β·C)).
@@ -85,13 +152,14 @@ impl Scalars {
         if has_c { *self } else { Scalars { beta: 1.0, ..*self } }
     }
 
-    /// Why this plan cannot take these scalars (None: it can). α = β = 1 go everywhere.
-    pub fn check(&self, plan: &Plan, compute: Format, output: Format, bias: bool) -> Option<String> {
+    /// Why this plan cannot take these scalars (None: it can). α = β = 1 go everywhere; `has_c`:
+    /// the GEMM adds C (β ≠ 0).
+    pub fn check(&self, plan: &Plan, compute: Format, output: Format, bias: bool, has_c: bool) -> Option<String> {
         if self.is_one() {
             return None;
         }
         let (a, b) = (self.alpha, self.beta);
-        let Some(_) = plan.scalars else {
+        let Some(rule) = plan.scalars else {
             return Some(format!("alpha = {a}, beta = {b}: this model's GPU was not measured with alpha and beta other than 1 (no [schedule.scalars])"));
         };
         if compute != Format::F32 || output == Format::F64 {
@@ -100,32 +168,30 @@ impl Scalars {
         if bias {
             return Some(format!("alpha = {a}, beta = {b} with the bias epilogue: not measured"));
         }
-        // One chain, or split-K slices reduced in the compute or output format; not the serial
-        // in-place split-K, nor the lanes of GEMV-like kernels.
-        let reduced = matches!(plan.reduction, Reduction::ComputeType | Reduction::OutputType);
-        if plan.reduction == Reduction::Inplace || (plan.slices.len() > 1 && !reduced) {
-            return Some(format!(
-                "alpha = {a}, beta = {b} on a kernel that {} ({} partial sums): where alpha and beta enter there was not measured",
-                if plan.reduction == Reduction::Inplace { "splits K in place" } else { "sums lanes" },
-                plan.slices.len()
-            ));
+        if plan.reduction == Reduction::Inplace {
+            return Some(format!("alpha = {a}, beta = {b} on a kernel that splits K in place ({} partial sums): where alpha and beta enter there was not measured", plan.slices.len()));
+        }
+        // Without C, D = round(f32(α·acc)) on every kernel measured; lanes only where listed.
+        if rule.order.is_none() && (has_c || rule.kind == KernelKind::Lanes) {
+            let what = if has_c { format!("alpha = {a}, beta = {b}") } else { format!("alpha = {a}") };
+            return Some(format!("{what} on {} kernel of algorithm {}: how it applies alpha and beta was not measured", rule.kind.name(), rule.algo));
         }
         None
     }
 
     /// The value D is rounded from (in `output`'s rounding, by the caller): `sum` is the
     /// kernel's f32 accumulation, `c` C's element (None: no C, or β = 0, which torch reads as
-    /// "ignore C"), `c_add` how this kernel's epilogue adds C, `order` how it combines the two
-    /// products.
-    pub fn epilogue(&self, sum: f64, c: Option<f64>, c_add: CAdd, order: ScalarOrder, output: Format) -> f64 {
+    /// "ignore C"), `c_add` how this kernel's epilogue adds C, `rule` how it combines the two
+    /// products ([`Scalars::check`] has passed).
+    pub fn epilogue(&self, sum: f64, c: Option<f64>, c_add: CAdd, rule: ScalarRule, output: Format) -> f64 {
         let (alpha, beta, sum) = (self.alpha, self.beta, sum as f32);
         let scaled = alpha * sum;
         match c {
             None => scaled as f64,
             Some(_) if beta == 0.0 => scaled as f64,
-            Some(c) if beta == 1.0 && c_add == CAdd::Output && output != Format::F32 => output.to_f64(super::gemm::round_to(output, scaled as f64)) + c,
-            Some(c) if beta == 1.0 => (scaled + c as f32) as f64,
-            Some(c) => match order {
+            Some(c) if beta == 1.0 && !rule.beta_one_fused && c_add == CAdd::Output && output != Format::F32 => output.to_f64(super::gemm::round_to(output, scaled as f64)) + c,
+            Some(c) if beta == 1.0 && !rule.beta_one_fused => (scaled + c as f32) as f64,
+            Some(c) => match rule.order.expect("Scalars::check declines kernels without an order") {
                 ScalarOrder::AlphaFma => alpha.mul_add(sum, beta * c as f32) as f64,
                 ScalarOrder::BetaFma => beta.mul_add(c as f32, scaled) as f64,
             },
@@ -137,24 +203,44 @@ impl Scalars {
 mod tests {
     use super::*;
 
+    fn rule(order: Option<ScalarOrder>, beta_one_fused: bool) -> ScalarRule {
+        ScalarRule { algo: 66, kind: KernelKind::Unsplit, order, beta_one_fused }
+    }
+
     #[test]
     fn alpha_and_beta_enter_as_measured() {
+        let (alpha, beta) = (rule(Some(ScalarOrder::AlphaFma), false), rule(Some(ScalarOrder::BetaFma), false));
         let s = Scalars::new(0.3, 0.7).unwrap();
         // f32: one rounding of alpha * acc + f32(beta * C).
         let (acc, c) = (1.0f32 + f32::EPSILON, 3.0f32);
         let want = 0.3f32.mul_add(acc, 0.7f32 * c) as f64;
-        assert_eq!(s.epilogue(acc as f64, Some(c as f64), CAdd::Compute, ScalarOrder::AlphaFma, Format::F32), want);
+        assert_eq!(s.epilogue(acc as f64, Some(c as f64), CAdd::Compute, alpha, Format::F32), want);
         let other = 0.7f32.mul_add(c, 0.3f32 * acc) as f64;
-        assert_eq!(s.epilogue(acc as f64, Some(c as f64), CAdd::Compute, ScalarOrder::BetaFma, Format::F32), other);
+        assert_eq!(s.epilogue(acc as f64, Some(c as f64), CAdd::Compute, beta, Format::F32), other);
         // Without C (beta 0), alpha * acc rounded to f32.
         let b0 = Scalars::new(0.3, 0.0).unwrap();
-        assert_eq!(b0.epilogue(acc as f64, Some(f64::NAN), CAdd::Compute, ScalarOrder::AlphaFma, Format::F32), (0.3f32 * acc) as f64);
+        assert_eq!(b0.epilogue(acc as f64, Some(f64::NAN), CAdd::Compute, alpha, Format::F32), (0.3f32 * acc) as f64);
+        // beta 1: C added to f32(alpha * acc), unless the kernel takes beta 1 in its fma.
+        let one = Scalars::new(0.3, 1.0).unwrap();
+        assert_eq!(one.epilogue(acc as f64, Some(c as f64), CAdd::Compute, alpha, Format::F32), (0.3f32 * acc + c) as f64);
+        assert_eq!(one.epilogue(acc as f64, Some(c as f64), CAdd::Compute, rule(Some(ScalarOrder::AlphaFma), true), Format::F32), 0.3f32.mul_add(acc, c) as f64);
         // 16-bit D, beta 1, C added in D's format: the scaled sum rounded to f16 first.
-        let a = Scalars::new(0.3, 1.0).unwrap();
-        let v = a.epilogue(1001.0, Some(0.25), CAdd::Output, ScalarOrder::AlphaFma, Format::F16);
+        let v = one.epilogue(1001.0, Some(0.25), CAdd::Output, alpha, Format::F16);
         let first = Format::F16.to_f64(crate::library::gemm::round_to(Format::F16, (0.3f32 * 1001.0) as f64));
         assert_eq!(v, first + 0.25);
-        assert!(Scalars::ONE.is_one() && !a.is_one());
+        assert!(Scalars::ONE.is_one() && !one.is_one());
         assert!(Scalars::new(f64::INFINITY, 1.0).is_err() && Scalars::new(1.0, 1e300).is_err());
+    }
+
+    #[test]
+    fn an_algorithm_is_measured_per_kind_or_declined() {
+        let rules: ScalarRules = toml::from_str("alpha_fma = [66]\nsplit_beta_fma = [66]\nlanes_alpha_fma = [13]\nbeta_one_fused = [55]").unwrap();
+        assert_eq!(rules.rule(66, KernelKind::Unsplit).order, Some(ScalarOrder::AlphaFma));
+        assert_eq!(rules.rule(66, KernelKind::Split).order, Some(ScalarOrder::BetaFma));
+        assert_eq!(rules.rule(66, KernelKind::Lanes).order, None);
+        assert_eq!(rules.rule(13, KernelKind::Lanes).order, Some(ScalarOrder::AlphaFma));
+        assert!(rules.rule(55, KernelKind::Unsplit).beta_one_fused && rules.validate().is_none());
+        let both: ScalarRules = toml::from_str("split_alpha_fma = [20]\nsplit_beta_fma = [20]").unwrap();
+        assert!(both.validate().unwrap().contains("algorithm 20 is in both split_alpha_fma and split_beta_fma"));
     }
 }

@@ -4,7 +4,7 @@
 
 use super::config::{KernelConfig, Reduction};
 use super::tree::{Combine, SumTree};
-use super::scalars::{ScalarOrder, ScalarRules};
+use super::scalars::{KernelKind, ScalarRule, ScalarRules};
 use crate::format::Format;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -411,7 +411,7 @@ pub struct Plan {
     /// Where the sum and C are both NaN, D carries C's (else the sum's): `c_nan_first`.
     pub c_nan_first: bool,
     /// How the kernel applies α and β other than 1 (None: not measured for this model).
-    pub scalars: Option<ScalarOrder>,
+    pub scalars: Option<ScalarRule>,
 }
 
 /// Why a configuration has no schedule in the model.
@@ -444,6 +444,9 @@ impl ScheduleRules {
             _ => Ok(()),
         };
         positive("promote_every".into(), self.promote_every)?;
+        if let Some(why) = self.scalars.as_ref().and_then(ScalarRules::validate) {
+            return Err(why);
+        }
         for (table, rules) in [("slices", &self.slices), ("gemv", &self.gemv)] {
             for (i, r) in rules.iter().enumerate() {
                 let at = |key: &str| format!("[[schedule.{table}]] {} (algos {:?}): {key}", i + 1, r.algos);
@@ -519,7 +522,12 @@ impl ScheduleRules {
     pub fn plan_layout(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool, linear: bool) -> Result<Plan, PlanError> {
         let mut plan = self.kernel_plan(m, n, k, config, bias, linear)?;
         plan.c_nan_first = self.c_nan_first.contains(&config.algo);
-        plan.scalars = self.scalars.as_ref().map(|r| r.order(config.algo, config.split_k > 1));
+        let kind = match (config.split_k > 1, plan.slices.len() > 1 && plan.reduction == Reduction::None) {
+            (true, _) => KernelKind::Split,
+            (false, true) => KernelKind::Lanes,
+            (false, false) => KernelKind::Unsplit,
+        };
+        plan.scalars = self.scalars.as_ref().map(|r| r.rule(config.algo, kind));
         Ok(plan)
     }
 
