@@ -38,7 +38,7 @@ try:
 except ImportError:  # pragma: no cover
     _ml = None
 
-__all__ = ["mm", "addmm", "linear", "matmul", "_int_mm", "_scaled_mm", "GPUS"]
+__all__ = ["mm", "addmm", "linear", "matmul", "bmm", "baddbmm", "_int_mm", "_scaled_mm", "GPUS"]
 
 GPUS = ("h100", "h200")
 
@@ -117,7 +117,7 @@ def _transposed(b: np.ndarray) -> bool:
     return b.ndim == 2 and not b.flags.c_contiguous and b.flags.f_contiguous
 
 
-def _gemm(a, b, *, c=None, bias=None, linear: bool, out_dtype, gpu, allow_tf32, table, predicted, alpha=1.0, beta=1.0, config=None):
+def _gemm(a, b, *, c=None, bias=None, linear: bool, out_dtype, gpu, allow_tf32, table, predicted, alpha=1.0, beta=1.0, config=None, whole_shape=None):
     if a.dtype != b.dtype:
         raise TypeError(f"operands of two dtypes ({a.dtype}, {b.dtype}): torch needs one")
     if a.ndim != 2 or b.ndim != 2:
@@ -127,7 +127,7 @@ def _gemm(a, b, *, c=None, bias=None, linear: bool, out_dtype, gpu, allow_tf32, 
     model = _model(gpu, _path(a.dtype, out_dtype, allow_tf32))
     op = ("linear_bias" if bias is not None else "linear") if linear else ("addmm" if c is not None else "mm")
     return _matmul(np.ascontiguousarray(a), np.ascontiguousarray(b), c, model, bias=bias, op=op, table=table, predicted=predicted, gpu=gpu,
-                   alpha=alpha, beta=beta, config=config)
+                   alpha=alpha, beta=beta, config=config, whole_shape=whole_shape)
 
 
 def mm(input, mat2, *, out_dtype=None, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False):
@@ -186,17 +186,105 @@ def linear(input, weight, bias=None, *, gpu: str = "h200", allow_tf32: bool = Fa
     return _back(d.reshape(*lead, w.shape[0]), tx or tw or tbias)
 
 
-def matmul(input, other, *, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False):
-    """``torch.matmul`` where it is one GEMM: 2-D @ 2-D, or (..., k) @ (k, n) (torch folds the
-    leading dimensions into m). Vectors (mv, dot) and batched second operands (bmm) are not
-    modelled."""
+def matmul(input, other, *, gpu: str = "h200", allow_tf32: bool = False, table=None, predicted: bool = False, config: Optional[str] = None):
+    """``torch.matmul`` where it is one GEMM or one batched GEMM: 2-D @ 2-D, (..., k) @ (k, n)
+    (torch folds the leading dimensions into m), or (..., m, k) @ (..., k, n) with the same
+    leading dimensions (torch's bmm over them: see :func:`bmm`, ``config`` its kernel).
+    Vectors (mv, dot) and broadcast batch dimensions are not modelled."""
     a, ta = _numpy(input, "input")
     b, tb = _numpy(other, "other")
+    if a.ndim >= 3 and b.ndim >= 3:
+        if a.shape[:-2] != b.shape[:-2]:
+            raise NotModelled(f"matmul of {a.shape} and {b.shape}: broadcast batch dimensions are not modelled")
+        lead, batch = a.shape[:-2], int(np.prod(a.shape[:-2]))
+        d = _batched(_stack(a, batch), _stack(b, batch), None, alpha=1.0, beta=0.0, gpu=gpu, allow_tf32=allow_tf32, config=config,
+                     call="torch.matmul")
+        return _back(d.reshape(*lead, a.shape[-2], b.shape[-1]), ta or tb)
     if a.ndim < 2 or b.ndim != 2:
-        raise NotModelled(f"matmul of {a.shape} and {b.shape}: only (..., k) @ (k, n), one GEMM, is modelled")
+        raise NotModelled(f"matmul of {a.shape} and {b.shape}: only (..., k) @ (k, n) and batched (..., m, k) @ (..., k, n) are modelled")
     lead = a.shape[:-1]
-    d = _gemm(np.ascontiguousarray(a).reshape(-1, a.shape[-1]), b, linear=_transposed(b), out_dtype=None, gpu=gpu, allow_tf32=allow_tf32, table=table, predicted=predicted)
+    d = _gemm(np.ascontiguousarray(a).reshape(-1, a.shape[-1]), b, linear=_transposed(b), out_dtype=None, gpu=gpu, allow_tf32=allow_tf32, table=table,
+              predicted=predicted, config=config)
     return _back(d.reshape(*lead, b.shape[1]), ta or tb)
+
+
+def _b_transposed(b: np.ndarray) -> bool:
+    """Whether a stack of matrices (..., k, n) holds each as a transposed view (B = Bᵀᵀ, Bᵀ
+    n×k row-major, as attention's Kᵀ): what torch passes as OP_T."""
+    k, n = b.shape[-2:]
+    s = b.strides[-2:]
+    return k > 1 and n > 1 and s[0] == b.itemsize and s[1] == k * b.itemsize
+
+
+def _stack(x: np.ndarray, batch: int) -> np.ndarray:
+    """x (..., r, c) with `batch` matrices in its leading dimensions, as (batch, r, c), each
+    matrix keeping its layout (row-major, or a transposed view)."""
+    r, c = x.shape[-2:]
+    if _b_transposed(x):
+        return np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)).reshape(batch, c, r), 1, 2)
+    return np.ascontiguousarray(x).reshape(batch, r, c)
+
+
+def _batched(a, b, c, *, alpha, beta, gpu, allow_tf32, config, call, whole_shape=None):
+    """D[i] = alpha·a[i]·b[i] + beta·c[i] for each matrix of the batch, each under the kernel
+    cuBLASLt ran for the batched call (`config`): a strided-batched GEMM runs one kernel over
+    every batch, so each batch is that kernel's GEMM of its own matrices."""
+    if config is None:
+        raise NotModelled(f"{call}: a strided-batched GEMM's kernel depends on the batch count too, and no kernel table of batched calls has been "
+                          "learned; pass config= (the algo=[...] text cuBLASLt logs for the call)")
+    if a.dtype != b.dtype:
+        raise TypeError(f"operands of two dtypes ({a.dtype}, {b.dtype}): torch needs one")
+    batch, m, k = a.shape
+    if b.shape[0] != batch or b.shape[1] != k:
+        raise ValueError(f"{call}: {a.shape} and {b.shape} are not batch x m x k and batch x k x n")
+    if batch == 0:
+        raise ValueError(f"{call}: no matrices (batch 0)")
+    if not a[0].flags.c_contiguous and m > 1 and k > 1:
+        raise NotModelled(f"{call}: a transposed first operand, a layout not traced yet")
+    if batch > 1 and config.split()[0] == "algoId=11":
+        raise NotModelled(f"{call}: the small-N kernels of algorithm 11 run over batches do not always follow the 2-D model's lane rule "
+                          "(3 of 18 recorded batched calls differed): declined")
+    n, linear = b.shape[2], _b_transposed(b)
+    kw = dict(linear=linear, out_dtype=None, gpu=gpu, allow_tf32=allow_tf32, table=None, predicted=False, alpha=alpha, beta=beta, config=config,
+              whole_shape=whole_shape)
+    out = []
+    for i in range(batch):
+        ci = None if c is None or beta == 0.0 else np.ascontiguousarray(c[i])
+        out.append(np.asarray(_gemm(np.ascontiguousarray(a[i]), b[i], c=ci, **kw)).reshape(m, n))
+    return np.stack(out)
+
+
+def bmm(input, mat2, *, gpu: str = "h200", allow_tf32: bool = False, config: Optional[str] = None, whole_shape=None):
+    """``torch.bmm(input, mat2)``: input (b, m, k), mat2 (b, k, n) (each matrix row-major or a
+    transposed view, as attention's Kᵀ) -> (b, m, n). cuBLAS runs one strided-batched kernel
+    over the batches, chosen for the batch count as well as the shape, so one batch's D can
+    differ from ``torch.mm`` of that batch alone; ``config`` is that kernel (cuBLASLt's log of
+    the batched call), under which every batch is emulated. Without it, declined
+    (:class:`mmafuzz.NotModelled`): no kernel table of batched calls is learned yet.
+    ``whole_shape=(m, n, k)``: the matrices hold some rows and columns of each batch of a larger
+    batched GEMM (as in :func:`mmafuzz.matmul`)."""
+    a, ta = _numpy(input, "input")
+    b, tb = _numpy(mat2, "mat2")
+    if a.ndim != 3 or b.ndim != 3:
+        raise ValueError(f"bmm of {a.shape} and {b.shape}: two stacks of matrices (b, m, k) and (b, k, n)")
+    d = _batched(a, b, None, alpha=1.0, beta=0.0, gpu=gpu, allow_tf32=allow_tf32, config=config, call="torch.bmm", whole_shape=whole_shape)
+    return _back(d, ta or tb)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, gpu: str = "h200", allow_tf32: bool = False, config: Optional[str] = None, whole_shape=None):
+    """``torch.baddbmm(input, batch1, batch2, beta=, alpha=)``: D[i] = alpha·batch1[i]·batch2[i]
+    + beta·input[i], input broadcast to (b, m, n) as torch broadcasts it. alpha and beta enter
+    as in ``addmm`` (float32, where the kernel's epilogue applies them; docs/src/library.md,
+    "Scales, α and β"); beta = 0 ignores input. ``config`` and ``whole_shape`` as in :func:`bmm`."""
+    a, ta = _numpy(batch1, "batch1")
+    b, tb = _numpy(batch2, "batch2")
+    c, tc = _numpy(input, "input")
+    if a.ndim != 3 or b.ndim != 3:
+        raise ValueError(f"baddbmm of {a.shape} and {b.shape}: two stacks of matrices (b, m, k) and (b, k, n)")
+    c = np.broadcast_to(c, (a.shape[0], a.shape[1], b.shape[2]))
+    d = _batched(a, b, c, alpha=float(alpha), beta=float(beta), gpu=gpu, allow_tf32=allow_tf32, config=config, call="torch.baddbmm",
+                 whole_shape=whole_shape)
+    return _back(d, ta or tb or tc)
 
 
 # The longest K whose int8 x int8 sums cannot pass int32's range (128 * 128 * K < 2^31): past it
