@@ -6,36 +6,23 @@ calls) and 60302 (200 calls), so those are in-sample; seed 60303 (300 calls) was
 after the rules were fixed and is the held-out set. Operands are regenerated from the record's
 seed (scripts/torch-bmm-probe.py's generator); the sampled rows of A and columns of B are
 emulated under the whole GEMM's kernel and plan (``whole_shape``)."""
-import importlib.util
-import json
-import lzma
-import pathlib
-
 import numpy as np
 import pytest
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 import mmafuzz  # noqa: E402
 import mmafuzz.torch as mt  # noqa: E402
+import probe_records  # noqa: E402
+from probe_records import generator  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PROBES = ROOT / "corpus/library/probes"
 # seed: (calls, exact, declined); wrong must be 0.
 EXPECTED = {60301: (160, 136, 24), 60302: (200, 187, 13), 60303: (300, 264, 36)}
 DTYPE = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
 NAME = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 
 
-def generator():
-    spec = importlib.util.spec_from_file_location("bmm_probe", ROOT / "scripts/torch-bmm-probe.py")
-    g = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(g)
-    return g
-
-
 def records(seed=60301):
-    with lzma.open(PROBES / f"h200-addmm-{seed}.jsonl.xz", "rt") as f:
-        return [json.loads(line) for line in f]
+    return probe_records.records(f"h200-addmm-{seed}")
 
 
 def model(r):
@@ -81,12 +68,7 @@ def test_addmm_with_alpha_and_beta_on_the_recorded_calls(seed):
     assert len(recs) == calls and all(r["provenance"]["gpu"] == "NVIDIA H200" and r["seed"] == seed for r in recs)
     g = generator()
     results = [outcome(g, r) for r in recs]
-    tally = {}
-    for r, res in zip(recs, results):
-        key = (f"{r['dtype']}->{r['out']}", scalar_kind(r), res.split(":")[0])
-        tally[key] = tally.get(key, 0) + 1
-    for key in sorted(tally):
-        print(key, tally[key])
+    probe_records.tally(recs, results, lambda r: (f"{r['dtype']}->{r['out']}", scalar_kind(r)))
     wrong = [(r["call"], r["m"], r["n"], r["k"], r["dtype"], r["out"], r["alpha"], r["beta"], r["kernels"]) for r, res in zip(recs, results) if res == "wrong"]
     assert not wrong, wrong
     declined = [res for res in results if res.startswith("declined")]

@@ -6,20 +6,15 @@ sampled batches. Each batch is emulated under the batched call's logged kernel
 the emulation is the 2-D library model's under that kernel. Seed 60202 was examined while the
 batched interface was written; seed 60203 was drawn and run after it was finished (held out).
 Operands are regenerated from the record's seed (the probe's own generator)."""
-import importlib.util
-import json
-import lzma
-import pathlib
-
 import numpy as np
 import pytest
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 import mmafuzz  # noqa: E402
 import mmafuzz.torch as mt  # noqa: E402
+import probe_records  # noqa: E402
+from probe_records import generator  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-PROBES = ROOT / "corpus/library/probes"
 DTYPE = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
 MODEL = {"float16": "f16.f16.f16.f16", "bfloat16": "bf16.bf16.bf16.bf16", "float32": "f32.f32.f32.f32"}
 # seed: (calls, exact, declined, refused by torch).
@@ -28,18 +23,6 @@ EXPECTED = {60202: (480, 387, 92, 0), 60203: (480, 383, 97, 0)}
 # 3310x1979 by 1979x1 batch, f16, the GEMV algorithm 13 customOption=11) equals torch.mm of that
 # batch on the GPU under the same kernel, so the miss is the 2-D model's GEMV rule at that shape.
 KNOWN_WRONG = {60202: [101], 60203: []}
-
-
-def generator():
-    spec = importlib.util.spec_from_file_location("bmm_probe", ROOT / "scripts/torch-bmm-probe.py")
-    g = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(g)
-    return g
-
-
-def records(seed):
-    with lzma.open(PROBES / f"h200-bmm-{seed}.jsonl.xz", "rt") as f:
-        return [json.loads(line) for line in f]
 
 
 def operands(g, r):
@@ -81,22 +64,14 @@ def outcome(g, r):
     return "exact" if np.array_equal(got, want) else "wrong"
 
 
-@pytest.mark.parametrize("seed", [60202, 60203], ids=lambda s: f"seed{s}-{'held-out' if s == 60203 else 'examined'}")
+@pytest.mark.parametrize("seed", sorted(EXPECTED), ids=lambda s: f"seed{s}-{'held-out' if s == 60203 else 'examined'}")
 def test_batched_gemms_under_their_logged_kernel(seed):
-    path = PROBES / f"h200-bmm-{seed}.jsonl.xz"
-    if seed not in EXPECTED:
-        pytest.skip(f"{path.name}: not recorded")
     calls, exact, declined_count, refused = EXPECTED[seed]
-    recs = records(seed)
+    recs = probe_records.records(f"h200-bmm-{seed}")
     assert len(recs) == calls and all(r["provenance"]["gpu"] == "NVIDIA H200" and r["seed"] == seed for r in recs)
     g = generator()
     results = [outcome(g, r) for r in recs]
-    tally = {}
-    for r, res in zip(recs, results):
-        key = (r["op"], r["dtype"], res.split(":")[0])
-        tally[key] = tally.get(key, 0) + 1
-    for key in sorted(tally):
-        print(key, tally[key])
+    probe_records.tally(recs, results, lambda r: (r["op"], r["dtype"]))
     wrong = [(r["call"], r["op"], r["batch"], r["m"], r["n"], r["k"], r["dtype"], r["b_layout"], r["lt"]) for r, res in zip(recs, results) if res == "wrong"]
     assert [w[0] for w in wrong] == KNOWN_WRONG[seed], wrong
     declined = [res for res in results if res.startswith("declined")]
