@@ -257,7 +257,8 @@ def matmul(a, b, c=None, model: str = "h100:cublas.gemm.f32.f16.f16.f32", *, bia
     ``alpha`` and ``beta``: D = alpha·A·B + beta·C as ``torch.addmm(c, a, b, beta=, alpha=)``
     (float32 scalars applied where the kernel's epilogue applies them; beta 0 ignores C);
     values other than 1 where they were not measured raise :class:`NotModelled` (kernels that
-    split K in place, GEMV lane kernels, the bias, TF32, FP64, the H100's models). ``whole_shape=(m, n, k)``: ``a`` holds
+    split K in place, kernels whose algorithm was not measured for their kind (unsplit, split-K, GEMV
+    lanes), the bias, TF32, FP64, the H100's models). ``whole_shape=(m, n, k)``: ``a`` holds
     some rows and ``b`` some columns of an m×n×k GEMM (``c`` the elements where they cross):
     their elements of D, under that GEMM's kernel and plan.
     With ``return_config=True`` returns (D, the configuration used).

@@ -146,7 +146,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out_dtype=None, gpu: str = "h20
     epilogue. alpha and beta enter as float32 where the kernel's epilogue applies them
     (docs/src/library.md, "Scales, α and β"); beta = 0 ignores input (NaNs in it included) and
     runs torch.mm's kernel. Other than 1 they are modelled on the H200's f16, bf16 and f32
-    paths (TF32 and FP64 not), except on kernels that split K in place and GEMV lane kernels;
+    paths (TF32 and FP64 not), except on kernels that split K in place and kernels whose
+    algorithm was not measured for their kind (unsplit, split-K, GEMV lanes);
     elsewhere :class:`mmafuzz.NotModelled`. ``config``: the kernel
     cuBLASLt logged for the call (else the table or predictor decide)."""
     c, tc = _numpy(input, "input")

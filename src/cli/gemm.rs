@@ -70,7 +70,8 @@ pub struct GemmArgs {
     op: Option<mmafuzz::library::TorchOp>,
     /// α of D = α·A·B + β·C, as torch.addmm's `alpha` (rounded to float32, applied where the
     /// kernel's epilogue applies it: docs/src/library.md). Other than 1, declined where it
-    /// was not measured: in-place split-K and GEMV lane kernels, --bias, TF32, FP64, H100 models.
+    /// was not measured: in-place split-K, kernels whose algorithm was not measured for their
+    /// kind (unsplit, split-K, GEMV lanes), --bias, TF32, FP64, H100 models.
     #[arg(long, requires = "a", default_value_t = 1.0, allow_negative_numbers = true)]
     alpha: f64,
     /// β of D = α·A·B + β·C (with --c), as torch.addmm's `beta`; 0 ignores C.
