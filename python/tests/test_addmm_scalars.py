@@ -3,7 +3,9 @@ cuBLAS 13.1.0.3): three recordings of scripts/torch-addmm-validate.py (fresh sha
 operand styles per seed, each call's kernel from cuBLASLt's logger and D at 8 x 8 sampled
 elements). The rules in the H200 models' [schedule.scalars] were fitted on seeds 60301 (160
 calls) and 60302 (200 calls), so those are in-sample; seed 60303 (300 calls) was drawn and run
-after the rules were fixed and is the held-out set. Operands are regenerated from the record's
+after the rules were fixed and is the held-out set. The rule of the small-N kernels
+(algorithm 11: alpha scales A before the products) came later from a designed probe
+(scripts/probes/gemmsn-alpha.py, seed 60401), so for it all three sets are held out. Operands are regenerated from the record's
 seed (scripts/torch-bmm-probe.py's generator); the sampled rows of A and columns of B are
 emulated under the whole GEMM's kernel and plan (``whole_shape``)."""
 import numpy as np
@@ -16,7 +18,7 @@ import probe_records  # noqa: E402
 from probe_records import generator  # noqa: E402
 
 # seed: (calls, exact, declined); wrong must be 0.
-EXPECTED = {60301: (160, 136, 24), 60302: (200, 187, 13), 60303: (300, 264, 36)}
+EXPECTED = {60301: (160, 143, 17), 60302: (200, 191, 9), 60303: (300, 268, 32)}
 DTYPE = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32}
 NAME = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 
@@ -89,3 +91,26 @@ def test_the_torch_call_passes_alpha_and_beta():
     assert np.array_equal(d, (2 * (a @ b) + 0.5 * c).astype(np.float32))
     nan = np.full_like(c, np.nan)
     assert np.array_equal(mt.addmm(nan, a, b, beta=0, alpha=0.5, config=cfg), (0.5 * (a @ b)).astype(np.float32))
+
+
+def test_small_n_kernels_scale_a_by_alpha():
+    # scripts/probes/gemmsn-alpha.py (seed 60401): ten small shapes, whole D of torch.mm and of
+    # torch.addmm at (alpha, beta) = (0.3, 0), (0.3, 0.7), (1, 0.7), (0.3, 1), on float32. On
+    # cuBLAS's small-N kernels (algorithm 11) D = fma(beta, C, A'B) with A' = f32(alpha * A); the
+    # larger shapes ran algorithms 20 and 55 and check their rules on fresh calls.
+    g = generator()
+    recs = probe_records.records("h200-gemmsn-alpha-60401")
+    assert len(recs) == 50 and all(r["provenance"]["gpu"] == "NVIDIA H200" for r in recs)
+    small_n = 0
+    for r in recs:
+        m, n, k, call = r["m"], r["n"], r["k"], r["call"]
+        a = g.rows(r["seed"], call, 0, 0, 0, m, k, r["style"])
+        b = np.ascontiguousarray(g.rows(r["seed"], call, 1, 0, 0, n, k, r["style"]).T)
+        c = g.rows(r["seed"], call, 2, 0, 0, m, n, r["style"])
+        beta0 = r["beta"] == 0
+        d = mmafuzz.matmul(a, b, None if beta0 else c, "h200:cublas.gemm.f32.f32.f32.f32", op="mm" if beta0 else "addmm", config=r["lt"][0],
+                           alpha=r["alpha"], beta=r["beta"])
+        want = np.array([int(x, 16) for x in r["d"]], np.uint32)
+        assert np.array_equal(np.asarray(d).reshape(-1).view(np.uint32), want), (call, m, n, k, r["alpha"], r["beta"], r["lt"])
+        small_n += r["lt"][0] == "algoId=11" and r["alpha"] != 1
+    assert small_n == 15

@@ -153,9 +153,18 @@ impl<'a> LibraryEmulator<'a> {
     }
 
     /// Whether `plan` takes this emulator's α and β (they were measured on some kernels only).
+    /// The operands as the plan's kernel reads them under these α and β: A scaled by α where
+    /// the kernel does that ([`Scalars::scaled_a`]).
+    fn scaled<'g>(&self, g: &'g Gemm, plan: &Plan) -> std::borrow::Cow<'g, Gemm> {
+        match self.scalars.scaled_a(plan, &g.a) {
+            Some(a) => std::borrow::Cow::Owned(Gemm { a, ..g.clone() }),
+            None => std::borrow::Cow::Borrowed(g),
+        }
+    }
+
     fn check_scalars(&self, g: &Gemm, plan: &Plan) -> Result<(), GemmError> {
         let r = &self.model.rules;
-        match self.scalars.for_c(g.c.is_some()).check(plan, r.compute, r.output, g.bias.is_some(), g.c.is_some()) {
+        match self.scalars.for_c(g.c.is_some()).check(plan, [r.inputs, r.compute, r.output], g.bias.is_some(), g.c.is_some()) {
             Some(why) => Err(GemmError::Scalars(why)),
             None => Ok(()),
         }
@@ -234,6 +243,7 @@ impl<'a> LibraryEmulator<'a> {
     pub fn run(&self, g: &Gemm, plan: &Plan, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<u64>, GemmError> {
         use rayon::prelude::*;
         self.check_scalars(g, plan)?;
+        let g = &*self.scaled(g, plan);
         let blocks: Vec<(Range<usize>, Range<usize>)> = (0..g.m)
             .step_by(BLOCK_ROWS)
             .flat_map(|i| (0..g.n).step_by(BLOCK_COLS).map(move |j| (i..(i + BLOCK_ROWS).min(g.m), j..(j + BLOCK_COLS).min(g.n))))
@@ -265,6 +275,7 @@ impl<'a> LibraryEmulator<'a> {
     /// the instruction arithmetic (the emulator's lane kernel takes eight columns at a time).
     pub fn block(&self, g: &Gemm, plan: &Plan, rows: Range<usize>, cols: Range<usize>) -> Result<Vec<u64>, GemmError> {
         self.check_scalars(g, plan)?;
+        let g = &*self.scaled(g, plan);
         self.block_of(&self.chain_operands(g, plan), g, plan, rows, cols)
     }
 
@@ -281,6 +292,7 @@ impl<'a> LibraryEmulator<'a> {
     pub fn elements(&self, g: &Gemm, plan: &Plan, at: &[(usize, usize)]) -> Result<Vec<u64>, GemmError> {
         use rayon::prelude::*;
         self.check_scalars(g, plan)?;
+        let g = &*self.scaled(g, plan);
         // Fewer at once for deep K: a batch's operands are its count times k of each.
         let batch = (ELEMENT_OPERANDS / g.k.max(1)).clamp(8, ELEMENTS_AT_ONCE) / 8 * 8;
         let ops = self.chain_operands(g, plan);

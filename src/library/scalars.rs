@@ -15,7 +15,9 @@
 //!   13 into f32) or D = round(fma(β, C, f32(α·acc))) (the sm80-style algorithms 20, 23, 24).
 //!   Split-K kernels whose slices are reduced in a workspace (compute- or output-type
 //!   reduction) apply them to the reduced sum, mostly in the second order; GEMV lanes to the
-//!   lanes' sum.
+//!   lanes' sum. cuBLAS's small-N kernels on f32 (gemmSN, algorithm 11: `lanes_scale_a`) scale
+//!   A's elements by α (rounded to f32) before their products and compute fma(β, C, acc)
+//!   (scripts/probes/gemmsn-alpha.py).
 //!
 //! An algorithm not listed for its kind of kernel, serial in-place split-K, the bias epilogue,
 //! FP64 GEMMs and models without `[schedule.scalars]` (their GPU was not measured) are declined
@@ -51,6 +53,10 @@ pub struct ScalarRules {
     /// The same, fma(β, C, f32(α·acc)).
     #[serde(default)]
     pub lanes_beta_fma: Vec<u32>,
+    /// GEMV-like kernels that scale A's elements by α (rounded to f32) before their products,
+    /// then compute fma(β, C, acc) (cuBLAS's small-N kernels on f32).
+    #[serde(default)]
+    pub lanes_scale_a: Vec<u32>,
     /// Algorithms that take β = 1 as any other β (one fma); the others add C to f32(α·acc).
     #[serde(default)]
     pub beta_one_fused: Vec<u32>,
@@ -82,7 +88,9 @@ impl ScalarRules {
             KernelKind::Split => (&self.split_alpha_fma, &self.split_beta_fma),
             KernelKind::Lanes => (&self.lanes_alpha_fma, &self.lanes_beta_fma),
         };
-        let order = if alpha.contains(&algo) {
+        let order = if kind == KernelKind::Lanes && self.lanes_scale_a.contains(&algo) {
+            Some(ScalarOrder::ScaledA)
+        } else if alpha.contains(&algo) {
             Some(ScalarOrder::AlphaFma)
         } else if beta.contains(&algo) {
             Some(ScalarOrder::BetaFma)
@@ -98,6 +106,9 @@ impl ScalarRules {
             if let Some(a) = alpha.iter().find(|a| beta.contains(a)) {
                 return Some(format!("[schedule.scalars]: algorithm {a} is in both {kind}alpha_fma and {kind}beta_fma"));
             }
+        }
+        if let Some(a) = self.lanes_scale_a.iter().find(|a| self.lanes_alpha_fma.contains(a) || self.lanes_beta_fma.contains(a)) {
+            return Some(format!("[schedule.scalars]: algorithm {a} is in lanes_scale_a and in another lanes_ list"));
         }
         None
     }
@@ -120,6 +131,8 @@ pub enum ScalarOrder {
     AlphaFma,
     /// fma(β, C, f32(α·acc)).
     BetaFma,
+    /// α scales A's elements (rounded to f32) before the products; then fma(β, C, acc).
+    ScaledA,
 }
 
 /// α and β as the GPU applies them (f32). `Scalars::ONE` is D = A·B + C, what every path does
@@ -154,7 +167,7 @@ impl Scalars {
 
     /// Why this plan cannot take these scalars (None: it can). α = β = 1 go everywhere; `has_c`:
     /// the GEMM adds C (β ≠ 0).
-    pub fn check(&self, plan: &Plan, compute: Format, output: Format, bias: bool, has_c: bool) -> Option<String> {
+    pub fn check(&self, plan: &Plan, [inputs, compute, output]: [Format; 3], bias: bool, has_c: bool) -> Option<String> {
         if self.is_one() {
             return None;
         }
@@ -167,6 +180,9 @@ impl Scalars {
         }
         if bias {
             return Some(format!("alpha = {a}, beta = {b} with the bias epilogue: not measured"));
+        }
+        if rule.order == Some(ScalarOrder::ScaledA) && inputs != Format::F32 {
+            return Some(format!("alpha = {a}: algorithm {} scales A by alpha, measured on f32 operands only", rule.algo));
         }
         if plan.reduction == Reduction::Inplace {
             return Some(format!("alpha = {a}, beta = {b} on a kernel that splits K in place ({} partial sums): where alpha and beta enter there was not measured", plan.slices.len()));
@@ -184,18 +200,30 @@ impl Scalars {
     /// "ignore C"), `c_add` how this kernel's epilogue adds C, `rule` how it combines the two
     /// products ([`Scalars::check`] has passed).
     pub fn epilogue(&self, sum: f64, c: Option<f64>, c_add: CAdd, rule: ScalarRule, output: Format) -> f64 {
-        let (alpha, beta, sum) = (self.alpha, self.beta, sum as f32);
+        // A kernel that scaled A by α ([`Scalars::scaled_a`]) has α in its sum already.
+        let (alpha, order) = match rule.order {
+            Some(ScalarOrder::ScaledA) => (1.0, Some(ScalarOrder::BetaFma)),
+            order => (self.alpha, order),
+        };
+        let (beta, sum) = (self.beta, sum as f32);
         let scaled = alpha * sum;
         match c {
             None => scaled as f64,
             Some(_) if beta == 0.0 => scaled as f64,
             Some(c) if beta == 1.0 && !rule.beta_one_fused && c_add == CAdd::Output && output != Format::F32 => output.to_f64(super::gemm::round_to(output, scaled as f64)) + c,
             Some(c) if beta == 1.0 && !rule.beta_one_fused => (scaled + c as f32) as f64,
-            Some(c) => match rule.order.expect("Scalars::check declines kernels without an order") {
+            Some(c) => match order.expect("Scalars::check declines kernels without an order") {
                 ScalarOrder::AlphaFma => alpha.mul_add(sum, beta * c as f32) as f64,
-                ScalarOrder::BetaFma => beta.mul_add(c as f32, scaled) as f64,
+                ScalarOrder::BetaFma | ScalarOrder::ScaledA => beta.mul_add(c as f32, scaled) as f64,
             },
         }
+    }
+
+    /// A's elements (f32 bits) as a kernel that scales A by α before its products reads them;
+    /// None where the plan's kernel does not (or α is 1).
+    pub fn scaled_a(&self, plan: &Plan, a: &[u64]) -> Option<Vec<u64>> {
+        let scales = plan.scalars.is_some_and(|r| r.order == Some(ScalarOrder::ScaledA)) && self.alpha != 1.0;
+        scales.then(|| a.iter().map(|&x| (self.alpha * f32::from_bits(x as u32)).to_bits() as u64).collect())
     }
 }
 
@@ -228,6 +256,10 @@ mod tests {
         let v = one.epilogue(1001.0, Some(0.25), CAdd::Output, alpha, Format::F16);
         let first = Format::F16.to_f64(crate::library::gemm::round_to(Format::F16, (0.3f32 * 1001.0) as f64));
         assert_eq!(v, first + 0.25);
+        // A kernel that scaled A by alpha: no alpha in the epilogue, beta by fma.
+        let scaled = ScalarRule { kind: KernelKind::Lanes, ..rule(Some(ScalarOrder::ScaledA), false) };
+        assert_eq!(s.epilogue(acc as f64, Some(c as f64), CAdd::Compute, scaled, Format::F32), 0.7f32.mul_add(c, acc) as f64);
+        assert_eq!(one.epilogue(acc as f64, Some(c as f64), CAdd::Compute, scaled, Format::F32), (acc + c) as f64);
         assert!(Scalars::ONE.is_one() && !one.is_one());
         assert!(Scalars::new(f64::INFINITY, 1.0).is_err() && Scalars::new(1.0, 1e300).is_err());
     }
@@ -240,6 +272,8 @@ mod tests {
         assert_eq!(rules.rule(66, KernelKind::Lanes).order, None);
         assert_eq!(rules.rule(13, KernelKind::Lanes).order, Some(ScalarOrder::AlphaFma));
         assert!(rules.rule(55, KernelKind::Unsplit).beta_one_fused && rules.validate().is_none());
+        let sn: ScalarRules = toml::from_str("lanes_scale_a = [11]").unwrap();
+        assert_eq!((sn.rule(11, KernelKind::Lanes).order, sn.rule(11, KernelKind::Unsplit).order), (Some(ScalarOrder::ScaledA), None));
         let both: ScalarRules = toml::from_str("split_alpha_fma = [20]\nsplit_beta_fma = [20]").unwrap();
         assert!(both.validate().unwrap().contains("algorithm 20 is in both split_alpha_fma and split_beta_fma"));
     }
