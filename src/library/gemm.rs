@@ -152,16 +152,16 @@ impl<'a> LibraryEmulator<'a> {
         LibraryEmulator { scalars, ..self }
     }
 
-    /// Whether `plan` takes this emulator's α and β (they were measured on some kernels only).
     /// The operands as the plan's kernel reads them under these α and β: A scaled by α where
     /// the kernel does that ([`Scalars::scaled_a`]).
     fn scaled<'g>(&self, g: &'g Gemm, plan: &Plan) -> std::borrow::Cow<'g, Gemm> {
         match self.scalars.scaled_a(plan, &g.a) {
-            Some(a) => std::borrow::Cow::Owned(Gemm { a, ..g.clone() }),
+            Some(a) => std::borrow::Cow::Owned(Gemm { a, b: g.b.clone(), c: g.c.clone(), bias: g.bias.clone(), ..*g }),
             None => std::borrow::Cow::Borrowed(g),
         }
     }
 
+    /// Whether `plan` takes this emulator's α and β (they were measured on some kernels only).
     fn check_scalars(&self, g: &Gemm, plan: &Plan) -> Result<(), GemmError> {
         let r = &self.model.rules;
         match self.scalars.for_c(g.c.is_some()).check(plan, [r.inputs, r.compute, r.output], g.bias.is_some(), g.c.is_some()) {

@@ -201,10 +201,7 @@ impl Scalars {
     /// products ([`Scalars::check`] has passed).
     pub fn epilogue(&self, sum: f64, c: Option<f64>, c_add: CAdd, rule: ScalarRule, output: Format) -> f64 {
         // A kernel that scaled A by α ([`Scalars::scaled_a`]) has α in its sum already.
-        let (alpha, order) = match rule.order {
-            Some(ScalarOrder::ScaledA) => (1.0, Some(ScalarOrder::BetaFma)),
-            order => (self.alpha, order),
-        };
+        let alpha = if rule.order == Some(ScalarOrder::ScaledA) { 1.0 } else { self.alpha };
         let (beta, sum) = (self.beta, sum as f32);
         let scaled = alpha * sum;
         match c {
@@ -212,7 +209,7 @@ impl Scalars {
             Some(_) if beta == 0.0 => scaled as f64,
             Some(c) if beta == 1.0 && !rule.beta_one_fused && c_add == CAdd::Output && output != Format::F32 => output.to_f64(super::gemm::round_to(output, scaled as f64)) + c,
             Some(c) if beta == 1.0 && !rule.beta_one_fused => (scaled + c as f32) as f64,
-            Some(c) => match order.expect("Scalars::check declines kernels without an order") {
+            Some(c) => match rule.order.expect("Scalars::check declines kernels without an order") {
                 ScalarOrder::AlphaFma => alpha.mul_add(sum, beta * c as f32) as f64,
                 ScalarOrder::BetaFma | ScalarOrder::ScaledA => beta.mul_add(c as f32, scaled) as f64,
             },
