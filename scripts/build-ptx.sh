@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate src/exec/kernels/*.ptx from the .cu sources with CUDA 13.0's nvcc from PyPI (no GPU
-# needed), and check that ptxas assembles them for sm_90a. The PTX stays at .version 9.0, which
-# the 13.0 driver on the GPU machines loads.
+# Regenerate src/exec/kernels/*.ptx.xz from the .cu sources with CUDA 13.0's nvcc from PyPI (no
+# GPU needed), and check that ptxas assembles them for sm_90a. The PTX stays at .version 9.0,
+# which the 13.0 driver loads. The crate holds it xz-compressed (a fifteenth of the text's size)
+# and unpacks it on first use (src/exec/ptx.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nv=${CUDA_WHEELS:-.cuda}
@@ -10,9 +11,12 @@ if [ ! -x "$nv/nvidia/cu13/bin/nvcc" ]; then
     nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96
 fi
 bin="$nv/nvidia/cu13/bin"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for cu in src/exec/kernels/*.cu; do
-  ptx="${cu%.cu}.ptx"
+  ptx="$tmp/$(basename "${cu%.cu}").ptx"
   "$bin/nvcc" -I "$nv/nvidia/cu13/include" -ptx -gencode=arch=compute_90a,code=compute_90a -o "$ptx" "$cu"
   "$bin/ptxas" --gpu-name sm_90a -o /dev/null "$ptx"
-  echo "$ptx: $(grep -c 'mma.sync' "$ptx") mma.sync, $(head -20 "$ptx" | grep -E '^\.(version|target)' | tr '\n' ' ')"
+  xz -9e -c "$ptx" > "${cu%.cu}.ptx.xz"
+  echo "${cu%.cu}.ptx.xz: $(grep -c 'mma.sync' "$ptx") mma.sync, $(head -20 "$ptx" | grep -E '^\.(version|target)' | tr '\n' ' ')"
 done

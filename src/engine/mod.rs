@@ -14,9 +14,6 @@ use crate::exec::gpu::{Gpu, GpuError};
 use crate::exec::PathSpec;
 pub use model::EngineModel;
 
-/// PTX text of the engine kernels (`src/exec/kernels/engine.cu`, `scripts/build-ptx.sh`).
-pub const ENGINE_PTX: &str = include_str!("../exec/kernels/engine.ptx");
-
 /// Warps per block of the engine kernels (`WARPS` in engine.cu).
 const WARPS: u32 = 8;
 /// Elements of one generated tile as the dump kernels write it: A (256), B (128), C (128).
@@ -66,7 +63,7 @@ impl<'g> GpuEngine<'g> {
         if !gpu.supports(path) {
             return Err(format!("{} cannot run {}", gpu.info.name, path.id));
         }
-        let module = gpu.load_ptx(ENGINE_PTX).map_err(|e| e.to_string())?;
+        let module = gpu.load_ptx(crate::exec::ptx::ENGINE.text()).map_err(|e| e.to_string())?;
         Ok(GpuEngine { gpu, path, model: em, module })
     }
 

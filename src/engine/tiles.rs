@@ -96,7 +96,7 @@ impl<'g> GpuTiles<'g> {
         if !gpu.supports(path) {
             return Err(format!("{} cannot run {}", gpu.info.name, path.id));
         }
-        let module = gpu.load_ptx(super::ENGINE_PTX).map_err(|e| e.to_string())?;
+        let module = gpu.load_ptx(crate::exec::ptx::ENGINE.text()).map_err(|e| e.to_string())?;
         let name = format!("engine_run_{}", path.kernel.trim_start_matches("mma_"));
         let function = module.load_function(&name).map_err(|e| format!("finding kernel {name}: {e}"))?;
         Ok(GpuTiles { gpu, path, function })
@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(paths.len(), 3);
         for p in paths {
             let entry = format!(".entry engine_run_{}(", p.kernel.trim_start_matches("mma_"));
-            assert!(super::super::ENGINE_PTX.contains(&entry), "{entry}");
+            assert!(crate::exec::ptx::ENGINE.text().contains(&entry), "{entry}");
         }
     }
 

@@ -6,6 +6,7 @@ pub mod layout;
 pub mod library;
 pub mod lt_log;
 pub mod paths;
+pub mod ptx;
 pub mod simulated;
 
 pub use gpu::{Gpu, GpuError, GpuInfo};

@@ -42,17 +42,12 @@ pub enum Module {
 impl Module {
     pub fn ptx(self) -> &'static str {
         match self {
-            Module::MmaSync => MMA_SYNC_PTX,
-            Module::Wgmma => WGMMA_PTX,
+            Module::MmaSync => super::ptx::MMA_SYNC.text(),
+            Module::Wgmma => super::ptx::WGMMA.text(),
             Module::Cublas | Module::Simulated => "",
         }
     }
 }
-
-/// PTX text of the mma.sync kernels (`src/exec/kernels/mma_sync.cu`, `scripts/build-ptx.sh`).
-pub const MMA_SYNC_PTX: &str = include_str!("kernels/mma_sync.ptx");
-/// PTX text of the wgmma kernels (`src/exec/kernels/wgmma.cu`).
-pub const WGMMA_PTX: &str = include_str!("kernels/wgmma.ptx");
 
 pub const PATHS: &[PathSpec] = &[
     PathSpec { id: "mma.m16n8k16.f32.f16.f16.f32", a_fmt: Format::F16, b_fmt: Format::F16, c_fmt: Format::F32, m: 16, n: 8, k: 16, kernel: "mma_m16n8k16_f32_f16_f16_f32", module: Module::MmaSync, min_cc: (8, 0) },
@@ -317,7 +312,7 @@ mod tests {
     /// entry point for every path.
     #[test]
     fn ptx_has_every_kernel_at_a_loadable_version() {
-        for ptx in [MMA_SYNC_PTX, WGMMA_PTX] {
+        for ptx in [Module::MmaSync.ptx(), Module::Wgmma.ptx()] {
             let version = ptx.lines().find_map(|l| l.strip_prefix(".version ")).expect(".version line");
             let (major, minor) = version.trim().split_once('.').expect("major.minor");
             assert!((major.parse::<u32>().unwrap(), minor.parse::<u32>().unwrap()) <= (9, 0), "{version}");
