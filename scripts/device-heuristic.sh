@@ -7,7 +7,8 @@
 # STEPS: comma-separated, of check (real calls at CHECK_SEED's shapes under the log, and the
 # heuristic asked for each: scripts/lt-heuristic.py check), dense (the heuristic asked at
 # DENSE_SEED's shapes, DENSE_SECONDS per call kind), validate (torch-trace.py validate at
-# VALIDATE_SEED), example, bench. Needs .gpu/mmafuzz.xz (the release binary, stripped, xz'd)
+# VALIDATE_SEED), example, bench. Without check, dense asks with the recorded templates
+# (corpus/library/traces/lt-templates-h200.json); DENSE_JOBS (14) calls at once. Needs .gpu/mmafuzz.xz (the release binary, stripped, xz'd)
 # for example and bench.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +44,8 @@ if [[ $steps == *,bench,* ]]; then
 fi
 if [[ $steps == *,dense,* ]]; then
     echo "== dense heuristic, seed $dense_seed, ${dense_s}s per call kind" | tee -a "$log"
-    python3 scripts/lt-heuristic.py dense "$W/lth" "$OUT/lt-templates.json" "$OUT/dense-$dense_seed" "$dense_s" --seed "$dense_seed" --jobs 14 2>&1 | tee -a "$log"
+    templates=$OUT/lt-templates.json
+    [[ -f $templates ]] || templates=corpus/library/traces/lt-templates-h200.json
+    python3 scripts/lt-heuristic.py dense "$W/lth" "$templates" "$OUT/dense-$dense_seed" "$dense_s" --seed "$dense_seed" --jobs "${DENSE_JOBS:-14}" 2>&1 | tee -a "$log"
 fi
 ls -la "$OUT" | tee -a "$log"

@@ -12,7 +12,7 @@ m, n, k are replaced.
     python3 scripts/lt-heuristic.py build BIN
     python3 scripts/lt-heuristic.py check BIN RAW.jsonl.gz TEMPLATES.json ANSWERS.jsonl.gz
     python3 scripts/lt-heuristic.py dense BIN TEMPLATES.json OUT SECONDS [--seed S] [--jobs J]
-    python3 scripts/lt-heuristic.py expand OUT-0.txt.xz OUT-1.txt.xz OUT-2.txt.xz TRACE.tsv.gz
+    python3 scripts/lt-heuristic.py expand OUT-0.txt.xz ... OUT-5.txt.xz TRACE.tsv.gz
     python3 scripts/lt-heuristic.py unfaithful ANSWERS.jsonl.gz UNPREDICTED.tsv.gz
     python3 scripts/lt-heuristic.py exclude TRACE.tsv.gz DENSE.log [--seed S] OUT.tsv.gz
 
@@ -348,7 +348,14 @@ def dense_one(binary, templates, path, op, seed, seconds, enums):
         ids.append(cfgs.setdefault(text, len(cfgs)))
     th.join()
     p.wait()
-    return ids, cfgs, ask_as
+    # Compressed here, in the worker, so that the parts compress in parallel: the files are
+    # concatenated xz streams, which lzma reads back as one.
+    text = f"call\t{path}\t{op}\t{len(ids)}\t{ask_as}\n" + "".join(f"cfg\t{i}\t{t}\n" for t, i in cfgs.items()) + " ".join(map(str, ids)) + "\n"
+    return lzma.compress(text.encode(), preset=6), len(ids), len(cfgs), ask_as
+
+
+# The dense answers are spread over this many files, OUT-0.txt.xz ...
+FILES = 6
 
 
 def dense(binary, templates_path, out, seconds, seed, jobs):
@@ -359,20 +366,16 @@ def dense(binary, templates_path, out, seconds, seed, jobs):
     t0 = time.time()
     with ProcessPoolExecutor(jobs) as ex:
         futs = {pair: ex.submit(dense_one, binary, templates, pair[0], pair[1], seed, seconds, enums) for pair in pairs}
-    files = [lzma.open(f"{out}-{g}.txt.xz", "wt", preset=9) for g in range(3)]
+    files = [open(f"{out}-{g}.txt.xz", "wb") for g in range(FILES)]
     paths = sorted({p for p, _ in pairs})
     total = 0
     for f in files:
-        f.write(json.dumps({"seed": seed, "generator": "lt-heuristic.py shapes()", "provenance": provenance()}) + "\n")
-    for (path, op), fut in futs.items():
-        f = files[paths.index(path) % 3]
-        ids, cfgs, ask_as = fut.result()
-        total += len(ids)
-        f.write(f"call\t{path}\t{op}\t{len(ids)}\t{ask_as}\n")
-        for text, i in cfgs.items():
-            f.write(f"cfg\t{i}\t{text}\n")
-        f.write(" ".join(map(str, ids)) + "\n")
-        print(f"{path} {op}: {len(ids)} shapes, {len(cfgs)} kernels (asked as {ask_as})", flush=True)
+        f.write(lzma.compress((json.dumps({"seed": seed, "generator": "lt-heuristic.py shapes()", "provenance": provenance()}) + "\n").encode()))
+    for n, ((path, op), fut) in enumerate(futs.items()):
+        block, count, kernels, ask_as = fut.result()
+        files[n % FILES].write(block)
+        total += count
+        print(f"{path} {op}: {count} shapes, {kernels} kernels (asked as {ask_as})", flush=True)
     for f in files:
         f.close()
     print(f"{total} shapes in {time.time() - t0:.0f}s with {jobs} jobs")
