@@ -92,8 +92,9 @@ pub enum LibraryCommand {
     },
     /// Learn a GPU's kernel choices from a trace (scripts/torch-trace.py learn, or cuBLASLt's
     /// heuristic asked densely: scripts/lt-heuristic.py dense + expand): per path and PyTorch
-    /// call, a decision tree over the shape predicting the numerically relevant configuration,
-    /// validated on a held-out part of the trace (leaves it finds unsure decline), and, from a
+    /// call, a few decision trees over the shape predicting the numerically relevant
+    /// configuration, each learned from another deal of the trace and validated on a held-out
+    /// part no tree saw (leaves it finds unsure decline, as do shapes where trees disagree), and, from a
     /// trace of real calls, a table of the traced shapes the tree does not get right. Writes
     /// DIR/<path>.predict.tsv.gz (and DIR/<path>.configs.tsv.gz) atomically, and prints the
     /// held-out results. `unpredicted` lines in a trace make the predictor decline a call's
@@ -122,6 +123,11 @@ pub enum LibraryCommand {
         /// the shape): a dense heuristic trace holds more than a tree needs.
         #[arg(long, default_value_t = usize::MAX)]
         max_per_call: usize,
+        /// Trees per call kind, each grown on its own deal of the learning shapes: a shape is
+        /// answered only where all of them give the same configuration (more trees: fewer wrong
+        /// answers, more declined).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=16))]
+        trees: u16,
     },
     /// Put GPU-recorded GEMMs (scripts/torch-lib.py record) into the corpus in its compact
     /// form: at most --max-elements elements per GEMM, D as steps from a reference sum of the
@@ -285,7 +291,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
         LibraryCommand::CheckPredict { traces, gpu } => super::library_fit::check_predict(&traces, &gpu),
         LibraryCommand::CompareGpus { from, to, path, list } => super::library_compare::compare(&from, &to, path.as_deref(), list),
-        LibraryCommand::Fit { traces, gpu, out, seed, from_table, max_per_call } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table, max_per_call),
+        LibraryCommand::Fit { traces, gpu, out, seed, from_table, max_per_call, trees } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table, max_per_call, trees as usize),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),
         LibraryCommand::Replay { records, model, table, verbose, by_shape, write_ratchet } => {
             replay(&records, model.as_deref(), table.as_deref(), verbose, by_shape, write_ratchet.as_deref())

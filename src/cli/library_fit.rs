@@ -97,7 +97,7 @@ fn learning_hash(per_op: &BTreeMap<TorchOp, Vec<Traced>>, path: &str) -> String 
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool, max_per_call: usize) -> anyhow::Result<ExitCode> {
+pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool, max_per_call: usize, trees: usize) -> anyhow::Result<ExitCode> {
     let mut paths: BTreeMap<String, BTreeMap<TorchOp, Vec<Traced>>> = BTreeMap::new();
     let mut unpredicted: BTreeMap<String, BTreeMap<(TorchOp, Degenerate), String>> = BTreeMap::new();
     // A trace of cuBLASLt's heuristic (scripts/lt-heuristic.py) is not a table of calls that ran:
@@ -160,12 +160,12 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
         let name = format!("{gpu}:{path}");
         let lm = LibraryModel::load(&name, None).with_context(|| format!("the trace's path {path} has no model {name}"))?;
         let hash = learning_hash(ops, path);
-        let fitted: Vec<(TorchOp, Fitted)> = ops.iter().map(|(op, v)| (*op, fit_op(&lm.rules, *op, v, seed))).collect();
+        let fitted: Vec<(TorchOp, Fitted)> = ops.iter().map(|(op, v)| (*op, fit_op(&lm.rules, *op, v, seed, trees))).collect();
         let mut predictor = Predictor { unpredicted: unpredicted.get(path.as_str()).cloned().unwrap_or_default(), ..Predictor::default() };
         predictor.provenance = vec![
             format!("{name}: the kernel cuBLASLt runs, predicted per PyTorch call from the shape (`mmafuzz library fit`, {})", mmafuzz::store::today_utc()),
             source.clone(),
-            format!("learning set: {} traced GEMMs, SHA-1 {hash} (sorted `path op m n k config` lines); deal seed {seed}: 70% grew the trees, 15% calibrated them, 15% held out", ops.values().map(Vec::len).sum::<usize>()),
+            format!("learning set: {} traced GEMMs, SHA-1 {hash} (sorted `path op m n k config` lines); deal seed {seed}: 15% held out; the rest dealt anew for each of {trees} tree(s) per call, 70% of all growing it, 15% calibrating it; a call is answered where its trees agree", ops.values().map(Vec::len).sum::<usize>()),
         ];
         let mut ids: BTreeMap<String, usize> = BTreeMap::new();
         for (op, f) in &fitted {
@@ -188,15 +188,19 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
                     })
                 })
                 .collect();
-            let nodes = f
+            let forest = f
                 .nodes
                 .iter()
-                .map(|n| match n {
-                    mmafuzz::library::predict::Node::Leaf { config, support, held } => mmafuzz::library::predict::Node::Leaf { config: remap[*config], support: *support, held: *held },
-                    other => other.clone(),
+                .map(|tree| {
+                    tree.iter()
+                        .map(|n| match n {
+                            mmafuzz::library::predict::Node::Leaf { config, support, held } => mmafuzz::library::predict::Node::Leaf { config: remap[*config], support: *support, held: *held },
+                            other => other.clone(),
+                        })
+                        .collect()
                 })
                 .collect();
-            predictor.trees.insert(*op, nodes);
+            predictor.trees.insert(*op, forest);
         }
         let table = match tables.remove(path) {
             Some(t) => t,

@@ -7,10 +7,10 @@
 //! split-K, reduction scheme, customOption, and the tile or stages only where a rule looks at
 //! them), and a prediction is right at a shape when its [`Plan`] there is the traced kernel's.
 //!
-//! The traced shapes are dealt by a hash of the shape into three parts: 70% grow the tree, 15%
-//! calibrate it (a leaf that gets any of them wrong, or whose own learned shapes disagree,
-//! declines), 15% test it, untouched by either step; their results are what [`FitStats`]
-//! reports as held out.
+//! The traced shapes are dealt by a hash of the shape: 15% test, untouched by learning; their
+//! results are what [`FitStats`] reports as held out. The rest is dealt anew for each of a few
+//! trees: 70% of all grow it, 15% calibrate it (a leaf that gets any of them wrong, or whose own
+//! learned shapes disagree, declines). The call kind's answer is the trees' where they agree.
 
 use super::config::KernelConfig;
 use super::gemm::{linear_takes_epilogue, takes_weight_transposed};
@@ -80,28 +80,38 @@ pub struct FitStats {
 /// A fitted call kind: its tree's nodes (configuration ids into `configs`), the traced shapes it
 /// does not get right (for the table), and its held-out results.
 pub struct Fitted {
-    pub nodes: Vec<Node>,
+    /// The trees, each a list of nodes.
+    pub nodes: Vec<Vec<Node>>,
     pub configs: Vec<KernelConfig>,
     pub exceptions: Vec<((usize, usize, usize), KernelConfig)>,
     pub stats: FitStats,
 }
 
-/// Which part of the trace a shape falls in: 0 grows, 1 calibrates, 2 tests.
-fn part(seed: u64, (m, n, k): (usize, usize, usize)) -> u8 {
-    let h = super::libgen::splitmix64(seed ^ super::libgen::splitmix64(((m as u64) << 42) ^ ((n as u64) << 21) ^ k as u64));
-    match h % 100 {
-        0..70 => 0,
-        70..85 => 1,
-        _ => 2,
-    }
+/// A hash of a shape under a seed.
+fn shape_hash(seed: u64, (m, n, k): (usize, usize, usize)) -> u64 {
+    super::libgen::splitmix64(seed ^ super::libgen::splitmix64(((m as u64) << 42) ^ ((n as u64) << 21) ^ k as u64))
+}
+
+/// Whether a shape is in the test part (15%), which no tree learns from.
+fn tested(seed: u64, shape: (usize, usize, usize)) -> bool {
+    shape_hash(seed, shape) % 100 >= 85
+}
+
+/// Whether a shape outside the test part calibrates tree `tree` (a sixth of them, dealt anew per
+/// tree) rather than growing it.
+fn calibrates(seed: u64, tree: usize, shape: (usize, usize, usize)) -> bool {
+    shape_hash(super::libgen::splitmix64(seed.wrapping_add(1 + tree as u64)), shape) % 100 >= 82
 }
 
 const MAX_DEPTH: usize = 60;
 /// A leaf answers only where at least this many learned shapes reached it.
 const MIN_SUPPORT: usize = 4;
+/// A leaf answers only where at least this many calibration shapes confirmed it.
+const MIN_CONFIRMED: usize = 6;
 
-/// Fit one call kind of one path.
-pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64) -> Fitted {
+/// Fit one call kind of one path: `trees` trees, each grown and calibrated on its own deal of
+/// the shapes outside the test part; a shape is answered where all trees give one configuration.
+pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, trees: usize) -> Fitted {
     // Each sample's true plan, and its label: the numeric configuration where that gives the
     // same plan at every traced shape of the configuration, else the configuration as logged.
     let plans: Vec<Result<Plan, PlanError>> = traced.iter().map(|t| plan_of(rules, op, t.shape, &t.config)).collect();
@@ -127,34 +137,107 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64) -> 
             })
         })
         .collect();
-    let parts: Vec<u8> = traced.iter().map(|t| part(seed, t.shape)).collect();
     let right_at = |i: usize, label: usize| match (&plans[i], plan_of(rules, op, traced[i].shape, &configs[label])) {
         (Ok(a), Ok(b)) => *a == b,
         _ => false,
     };
-    let grow: Vec<usize> = (0..traced.len()).filter(|&i| parts[i] == 0).collect();
-    let mut nodes = vec![];
-    let mut leaf_members: Vec<(usize, Vec<usize>)> = vec![];
-    let tree = Grower { traced, labels: &labels, n_labels: configs.len() };
-    tree.grow(grow, 0, &mut nodes, &mut leaf_members);
-    // Calibrate: a leaf declines where its own learned shapes disagree numerically with its
-    // answer or a calibration shape reaching it gets a wrong answer.
+    let test: Vec<bool> = traced.iter().map(|t| tested(seed, t.shape)).collect();
+    let grower = Grower { traced, labels: &labels, n_labels: configs.len() };
+    let mut forest: Vec<Vec<Node>> = (0..trees.max(1))
+        .map(|j| {
+            let calib: Vec<bool> = traced.iter().map(|t| calibrates(seed, j, t.shape)).collect();
+            let grow: Vec<usize> = (0..traced.len()).filter(|&i| !test[i] && !calib[i]).collect();
+            let mut nodes = vec![];
+            let mut leaf_members: Vec<(usize, Vec<usize>)> = vec![];
+            grower.grow(grow, 0, &mut nodes, &mut leaf_members);
+            calibrate(&mut nodes, &leaf_members, (0..traced.len()).filter(|&i| !test[i] && calib[i]), traced, &plans, &labels, &right_at);
+            nodes
+        })
+        .collect();
+    // Test, and the held-out counts each leaf keeps.
+    let mut stats = FitStats { learned: traced.len(), ..FitStats::default() };
+    let mut held: Vec<HashMap<usize, (usize, usize)>> = vec![HashMap::new(); forest.len()];
+    let answer = |forest: &[Vec<Node>], shape| -> Option<usize> {
+        let mut out = None;
+        for tree in forest {
+            match &tree[leaf_of(tree, shape)] {
+                Node::Leaf { config, .. } if out.is_none_or(|c| c == *config) => out = Some(*config),
+                _ => return None,
+            }
+        }
+        out
+    };
+    for i in (0..traced.len()).filter(|&i| test[i]) {
+        stats.held_out += 1;
+        for (tree, h) in forest.iter().zip(&mut held) {
+            let leaf = leaf_of(tree, traced[i].shape);
+            let h = h.entry(leaf).or_default();
+            h.1 += 1;
+            if matches!(tree[leaf], Node::Leaf { config, .. } if right_at(i, config)) {
+                h.0 += 1;
+            }
+        }
+        match (answer(&forest, traced[i].shape), plans[i].is_ok()) {
+            (_, false) => stats.unmodelled += 1,
+            (Some(config), true) if right_at(i, config) => stats.right += 1,
+            (Some(_), true) => stats.wrong += 1,
+            (None, true) => stats.declined += 1,
+        }
+    }
+    for (tree, h) in forest.iter_mut().zip(held) {
+        for (leaf, (ok, all)) in h {
+            if let Node::Leaf { held, .. } = &mut tree[leaf] {
+                *held = (ok, all);
+            }
+        }
+        for n in tree.iter() {
+            match n {
+                Node::Leaf { .. } => stats.leaves += 1,
+                Node::Decline { .. } => {
+                    stats.leaves += 1;
+                    stats.declining_leaves += 1;
+                }
+                Node::Split { .. } => {}
+            }
+        }
+    }
+    // The traced shapes the forest does not get right keep their traced kernel in the table.
+    let exceptions = (0..traced.len())
+        .filter(|&i| plans[i].is_err() || answer(&forest, traced[i].shape).is_none_or(|c| !right_at(i, c)))
+        .map(|i| (traced[i].shape, traced[i].config.clone()))
+        .collect();
+    // Subtrees that only decline become one decline (the held-out counts above are the grown trees').
+    let nodes = forest.iter().map(|t| prune(t)).collect();
+    Fitted { nodes, configs, exceptions, stats }
+}
+
+/// A leaf declines where its own learned shapes disagree numerically with its answer, a
+/// calibration shape reaching it gets a wrong answer, or none confirms it.
+fn calibrate(
+    nodes: &mut [Node],
+    leaf_members: &[(usize, Vec<usize>)],
+    calibration: impl Iterator<Item = usize>,
+    traced: &[Traced],
+    plans: &[Result<Plan, PlanError>],
+    labels: &[usize],
+    right_at: &dyn Fn(usize, usize) -> bool,
+) {
     let mut calib_wrong: HashMap<usize, usize> = HashMap::new();
     let mut calib_right: HashMap<usize, usize> = HashMap::new();
-    for i in (0..traced.len()).filter(|&i| parts[i] == 1) {
-        let leaf = leaf_of(&nodes, traced[i].shape);
+    for i in calibration {
+        let leaf = leaf_of(nodes, traced[i].shape);
         if let Node::Leaf { config, .. } = nodes[leaf] {
             if plans[i].is_ok() {
                 *(if right_at(i, config) { &mut calib_right } else { &mut calib_wrong }).entry(leaf).or_default() += 1;
             }
         }
     }
-    for (leaf, members) in &leaf_members {
+    for (leaf, members) in leaf_members {
         let Node::Leaf { config, support, .. } = nodes[*leaf] else { continue };
         let impure = members.iter().filter(|&&i| plans[i].is_ok() && !right_at(i, config)).count();
         let wrong = calib_wrong.get(leaf).copied().unwrap_or(0);
         let confirmed = calib_right.get(leaf).copied().unwrap_or(0);
-        if impure > 0 || wrong > 0 || support < MIN_SUPPORT || confirmed == 0 {
+        if impure > 0 || wrong > 0 || support < MIN_SUPPORT || confirmed < MIN_CONFIRMED {
             let reason = if impure > 0 {
                 format!("the learned shapes nearest this one ran {} numerically different kernels", distinct(members.iter().map(|&i| labels[i])))
             } else if wrong > 0 {
@@ -167,50 +250,6 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64) -> 
             nodes[*leaf] = Node::Decline { support, reason };
         }
     }
-    // Test, and the held-out counts each leaf keeps.
-    let mut stats = FitStats { learned: traced.len(), ..FitStats::default() };
-    let mut held: HashMap<usize, (usize, usize)> = HashMap::new();
-    for i in (0..traced.len()).filter(|&i| parts[i] == 2) {
-        stats.held_out += 1;
-        let leaf = leaf_of(&nodes, traced[i].shape);
-        let h = held.entry(leaf).or_default();
-        h.1 += 1;
-        match (&nodes[leaf], plans[i].is_ok()) {
-            (_, false) => stats.unmodelled += 1,
-            (Node::Leaf { config, .. }, true) if right_at(i, *config) => {
-                stats.right += 1;
-                h.0 += 1;
-            }
-            (Node::Leaf { .. }, true) => stats.wrong += 1,
-            _ => stats.declined += 1,
-        }
-    }
-    for (leaf, (ok, all)) in held {
-        if let Node::Leaf { held, .. } = &mut nodes[leaf] {
-            *held = (ok, all);
-        }
-    }
-    for n in &nodes {
-        match n {
-            Node::Leaf { .. } => stats.leaves += 1,
-            Node::Decline { .. } => {
-                stats.leaves += 1;
-                stats.declining_leaves += 1;
-            }
-            Node::Split { .. } => {}
-        }
-    }
-    // The traced shapes the tree does not get right keep their traced kernel in the table.
-    let exceptions = (0..traced.len())
-        .filter(|&i| match &nodes[leaf_of(&nodes, traced[i].shape)] {
-            Node::Leaf { config, .. } => !right_at(i, *config) && plans[i].is_ok() || plans[i].is_err(),
-            _ => true,
-        })
-        .map(|i| (traced[i].shape, traced[i].config.clone()))
-        .collect();
-    // Subtrees that only decline become one decline (the held-out counts above are the grown tree's).
-    let nodes = prune(&nodes);
-    Fitted { nodes, configs, exceptions, stats }
 }
 
 fn distinct(labels: impl Iterator<Item = usize>) -> usize {
@@ -343,12 +382,13 @@ mod tests {
             let config = if k > 4096 && m * n < 4096 { split.clone() } else if m % 2 == 0 { whole.clone() } else { other_tile.clone() };
             traced.push(Traced { shape: (m, n, k), config });
         }
-        let f = fit(&r, TorchOp::Mm, &traced, 7);
+        let f = fit(&r, TorchOp::Mm, &traced, 7, 2);
         // The two unsplit tiles are one numeric configuration: one split decides it all.
         assert_eq!(f.configs.len(), 2, "{:?}", f.configs);
         assert!(f.stats.held_out > 400 && f.stats.wrong == 0, "{:?}", f.stats);
         assert!(f.stats.right as f64 >= 0.97 * f.stats.held_out as f64, "{:?}", f.stats);
-        assert!(f.nodes.len() < 40, "{} nodes", f.nodes.len());
+        assert_eq!(f.nodes.len(), 2);
+        assert!(f.nodes.iter().all(|t| t.len() < 40), "{:?} nodes", f.nodes.iter().map(Vec::len).collect::<Vec<_>>());
         // What the tree declines keeps its traced kernel.
         assert!(f.exceptions.len() < traced.len() / 20, "{} exceptions", f.exceptions.len());
     }
@@ -361,8 +401,8 @@ mod tests {
         // The same shape traced with two kernels (as two GPUs of one name might): no split can
         // separate them, so the leaf declines and both traces stay exceptions.
         let traced: Vec<Traced> = (0..200).map(|i| Traced { shape: (64, 64, 8192), config: if i % 2 == 0 { a.clone() } else { b.clone() } }).collect();
-        let f = fit(&r, TorchOp::Mm, &traced, 1);
-        assert!(matches!(&f.nodes[0], Node::Decline { reason, .. } if reason.contains("2 numerically different")), "{:?}", f.nodes[0]);
+        let f = fit(&r, TorchOp::Mm, &traced, 1, 1);
+        assert!(matches!(&f.nodes[0][0], Node::Decline { reason, .. } if reason.contains("2 numerically different")), "{:?}", f.nodes[0]);
         assert_eq!(f.stats.wrong, 0);
     }
 }

@@ -1,12 +1,13 @@
-//! The kernel configuration cuBLASLt runs at any shape, predicted: a decision tree per PyTorch
-//! call over features of the shape (m, n, k, their products and ratios, and how far each is
+//! The kernel configuration cuBLASLt runs at any shape, predicted: a few decision trees per
+//! PyTorch call, each learned from another part of the trace, over features of the shape (m, n, k, their products and ratios, and how far each is
 //! aligned, which decides the leading dimensions' alignment), learned from a GPU's trace by
 //! [`super::fit`]. A leaf answers with a configuration, or declines where the learning set's own
-//! held-out shapes found it unsure.
+//! held-out shapes found it unsure; the call's answer is the trees' where they all give the same
+//! configuration, and declined where any declines or two disagree.
 //!
 //! File format (`models/<gpu>/cublas/<path>.predict.tsv.gz`): `#` lines are provenance (the
 //! learning set's seed and hash, the held-out results); `cfg<TAB>ID<TAB>ALGO` name the
-//! configurations; `op<TAB>OP` starts a call kind's tree, whose nodes follow in order, node 0 the
+//! configurations; `op<TAB>OP` starts a tree of a call kind (again for its next tree), whose nodes follow in order, node 0 the
 //! root: `split<TAB>FEATURE<TAB>THRESHOLD<TAB>LEFT<TAB>RIGHT` (feature ≤ threshold goes left),
 //! `leaf<TAB>ID<TAB>SUPPORT<TAB>HELD_OK<TAB>HELD_ALL` (answer configuration ID; how many learned
 //! shapes reached it, how many held-out shapes it got right and reached), or
@@ -44,10 +45,20 @@ pub enum Feature {
     Tiles256x128,
     /// k per 128×128 output tile: how much K each tile's chain holds.
     KPerTile128,
+    /// Output tiles of 32×32, 128×64 and 64×128: the smaller kernels' waves.
+    Tiles32,
+    Tiles128x64,
+    Tiles64x128,
+    /// k per 64×64 and per 256×128 output tile.
+    KPerTile64,
+    KPerTile256,
+    /// m·k and n·k: the operands' sizes (what a GEMV streams).
+    Mk,
+    Nk,
 }
 
 impl Feature {
-    pub const ALL: [Feature; 16] = [
+    pub const ALL: [Feature; 23] = [
         Feature::M,
         Feature::N,
         Feature::K,
@@ -64,6 +75,13 @@ impl Feature {
         Feature::Tiles128x256,
         Feature::Tiles256x128,
         Feature::KPerTile128,
+        Feature::Tiles32,
+        Feature::Tiles128x64,
+        Feature::Tiles64x128,
+        Feature::KPerTile64,
+        Feature::KPerTile256,
+        Feature::Mk,
+        Feature::Nk,
     ];
 
     pub fn name(self) -> &'static str {
@@ -84,6 +102,13 @@ impl Feature {
             Feature::Tiles128x256 => "tiles128x256",
             Feature::Tiles256x128 => "tiles256x128",
             Feature::KPerTile128 => "k_per_tile128",
+            Feature::Tiles32 => "tiles32",
+            Feature::Tiles128x64 => "tiles128x64",
+            Feature::Tiles64x128 => "tiles64x128",
+            Feature::KPerTile64 => "k_per_tile64",
+            Feature::KPerTile256 => "k_per_tile256",
+            Feature::Mk => "mk",
+            Feature::Nk => "nk",
         }
     }
 
@@ -113,6 +138,13 @@ impl Feature {
             Feature::Tiles128x256 => tiles(128, 256),
             Feature::Tiles256x128 => tiles(256, 128),
             Feature::KPerTile128 => kf / tiles(128, 128),
+            Feature::Tiles32 => tiles(32, 32),
+            Feature::Tiles128x64 => tiles(128, 64),
+            Feature::Tiles64x128 => tiles(64, 128),
+            Feature::KPerTile64 => kf / tiles(64, 64),
+            Feature::KPerTile256 => kf / tiles(256, 128),
+            Feature::Mk => mf * kf,
+            Feature::Nk => nf * kf,
         }
     }
 }
@@ -147,13 +179,13 @@ impl Degenerate {
     }
 }
 
-/// Per call kind, a tree over the shape, and the degenerate classes it does not answer for
+/// Per call kind, trees over the shape (they must agree), and the degenerate classes it does not answer for
 /// (where the data it was learned from is known not to be what runs).
 #[derive(Clone, Debug, Default)]
 pub struct Predictor {
     pub provenance: Vec<String>,
     pub configs: Vec<KernelConfig>,
-    pub trees: BTreeMap<TorchOp, Vec<Node>>,
+    pub trees: BTreeMap<TorchOp, Vec<Vec<Node>>>,
     pub unpredicted: BTreeMap<(TorchOp, Degenerate), String>,
 }
 
@@ -237,13 +269,26 @@ impl Predictor {
         if let Some(why) = self.unpredicted.get(&(op, Degenerate::of(shape))) {
             return Prediction::Declined(why.clone());
         }
-        let Some(tree) = self.trees.get(&op) else {
+        let Some(trees) = self.trees.get(&op) else {
             return Prediction::Declined(format!("no {} calls were learned", op.call()));
         };
-        match &tree[leaf_of(tree, shape)] {
-            Node::Leaf { config, support, held } => Prediction::Config { config: &self.configs[*config], support: *support, held: *held },
-            Node::Decline { reason, .. } => Prediction::Declined(reason.clone()),
-            Node::Split { .. } => unreachable!("leaf_of ends at a leaf"),
+        let mut answer: Option<(usize, usize, (usize, usize))> = None;
+        for tree in trees {
+            match &tree[leaf_of(tree, shape)] {
+                Node::Leaf { config, support, held } => match answer {
+                    Some((c, _, _)) if c != *config => {
+                        return Prediction::Declined(format!("the trees learned from different parts of the trace disagree here ({} against {})", self.configs[c], self.configs[*config]))
+                    }
+                    Some((c, s, h)) => answer = Some((c, s.min(*support), (h.0 + held.0, h.1 + held.1))),
+                    None => answer = Some((*config, *support, *held)),
+                },
+                Node::Decline { reason, .. } => return Prediction::Declined(reason.clone()),
+                Node::Split { .. } => unreachable!("leaf_of ends at a leaf"),
+            }
+        }
+        match answer {
+            Some((config, support, held)) => Prediction::Config { config: &self.configs[config], support, held },
+            None => Prediction::Declined(format!("no {} calls were learned", op.call())),
         }
     }
 
@@ -253,7 +298,7 @@ impl Predictor {
 
     /// Nodes over all trees.
     pub fn nodes(&self) -> usize {
-        self.trees.values().map(Vec::len).sum()
+        self.trees.values().flatten().map(Vec::len).sum()
     }
 
     pub fn parse(text: &str) -> Result<Predictor, PredictorError> {
@@ -280,9 +325,7 @@ impl Predictor {
                 }
                 ("op", 2) => {
                     let op: TorchOp = f[1].parse().map_err(bad)?;
-                    if p.trees.insert(op, vec![]).is_some() {
-                        return Err(bad(format!("a second tree for {op}")));
-                    }
+                    p.trees.entry(op).or_default().push(vec![]);
                     current = Some(op);
                     continue;
                 }
@@ -308,10 +351,10 @@ impl Predictor {
                 _ => return Err(bad(format!("cannot read '{}'", line.chars().take(60).collect::<String>()))),
             };
             let op = current.ok_or_else(|| bad("a node before any `op` line".into()))?;
-            p.trees.get_mut(&op).expect("inserted at its op line").push(node);
+            p.trees.get_mut(&op).and_then(|t| t.last_mut()).expect("inserted at its op line").push(node);
         }
         // Every split points forward, inside its tree: a walk always ends at a leaf.
-        for (op, tree) in &p.trees {
+        for (op, tree) in p.trees.iter().flat_map(|(op, trees)| trees.iter().map(move |t| (op, t))) {
             if tree.is_empty() {
                 return Err(PredictorError { line: 0, message: format!("the {op} tree has no nodes") });
             }
@@ -337,7 +380,7 @@ impl Predictor {
         for ((op, class), why) in &self.unpredicted {
             let _ = writeln!(s, "unpredicted\t{op}\t{}\t{why}", class.name());
         }
-        for (op, tree) in &self.trees {
+        for (op, tree) in self.trees.iter().flat_map(|(op, trees)| trees.iter().map(move |t| (op, t))) {
             let _ = writeln!(s, "op\t{op}");
             for node in tree {
                 let _ = match node {
@@ -375,7 +418,7 @@ mod tests {
     fn pruning_keeps_every_answer() {
         let text = "cfg\t0\talgoId=66\nop\tmm\nsplit\tm\t8\t1\t6\nsplit\tn\t8\t2\t3\ndecline\t3\tfirst\nsplit\tk\t8\t4\t5\ndecline\t2\tsecond\ndecline\t1\tthird\nleaf\t0\t9\t1\t1\n";
         let p = Predictor::parse(text).unwrap();
-        let tree = &p.trees[&TorchOp::Mm];
+        let tree = &p.trees[&TorchOp::Mm][0];
         let pruned = prune(tree);
         assert_eq!(pruned.len(), 3, "{pruned:?}");
         assert_eq!(pruned[1], Node::Decline { support: 6, reason: "first".into() });
@@ -398,14 +441,33 @@ mod tests {
             TEXT.replace("2.5", "NaN"),
             TEXT.replace("leaf\t1\t", "leaf\t7\t"),
             TEXT.replace("op\tmm\n", ""),
-            format!("{TEXT}op\tmm\nleaf\t0\t1\t0\t0\n"),
+            format!("{TEXT}op\tmm\n"),
         ] {
             assert!(Predictor::parse(&bad).is_err(), "{bad}");
         }
     }
 
     #[test]
+    fn trees_that_disagree_decline() {
+        // A second mm tree: the same answer for small k, another configuration past k = 100.
+        let p = Predictor::parse(&format!("{TEXT}op\tmm\nsplit\tk\t100\t1\t2\nleaf\t0\t5\t1\t1\nleaf\t1\t5\t1\t1\n")).unwrap();
+        assert_eq!(p.trees[&TorchOp::Mm].len(), 2);
+        let Prediction::Config { config, support, held } = p.predict(TorchOp::Mm, (64, 64, 64)) else { panic!() };
+        assert_eq!((config.algo, support, held), (66, 5, (4, 4)));
+        assert!(matches!(p.predict(TorchOp::Mm, (64, 64, 4096)), Prediction::Declined(r) if r.contains("disagree")));
+        assert!(matches!(p.predict(TorchOp::Mm, (1, 8, 4096)), Prediction::Declined(r) if r == "three kernels here"));
+        let again = Predictor::parse(&p.to_text()).unwrap();
+        assert_eq!(again.trees, p.trees);
+    }
+
+    #[test]
     fn features_read_the_shape() {
+        assert_eq!(Feature::Tiles32.of((33, 64, 1)), 4.0);
+        assert_eq!(Feature::Tiles128x64.of((129, 64, 1)), 2.0);
+        assert_eq!(Feature::Tiles64x128.of((129, 64, 1)), 3.0);
+        assert_eq!(Feature::KPerTile64.of((128, 64, 4096)), 2048.0);
+        assert_eq!(Feature::KPerTile256.of((256, 256, 4096)), 2048.0);
+        assert_eq!((Feature::Mk.of((3, 5, 7)), Feature::Nk.of((3, 5, 7))), (21.0, 35.0));
         assert_eq!(Feature::KPerMn.of((2, 4, 64)), 8.0);
         assert_eq!(Feature::AlignK.of((1, 1, 4096)), 8.0);
         assert_eq!(Feature::AlignN.of((1, 24, 1)), 3.0);
