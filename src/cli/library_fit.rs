@@ -292,6 +292,21 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
             *a += b;
         }
     }
+    // The same counts summed per path and per shape class.
+    for (title, key) in [("per path", 0usize), ("per shape class", 2)] {
+        let mut sums: BTreeMap<&str, Count> = BTreeMap::new();
+        for ((path, _, class), c) in &rows {
+            let s = sums.entry(if key == 0 { path.as_str() } else { class.as_str() }).or_default();
+            for (a, b) in [(&mut s.all, c.all), (&mut s.exact, c.exact), (&mut s.declined, c.declined), (&mut s.wrong, c.wrong), (&mut s.traced_ok, c.traced_ok)] {
+                *a += b;
+            }
+        }
+        println!("{title}:");
+        for (name, c) in &sums {
+            let pct = |x: usize| 100.0 * x as f64 / c.all.max(1) as f64;
+            println!("  {name:<44} {:>6} GEMMs {:>7.2}% exact {:>7.2}% declined {:>6.3}% wrong   with trace {:>6.2}%", c.all, pct(c.exact), pct(c.declined), pct(c.wrong), pct(c.traced_ok));
+        }
+    }
     let pct = |x: usize| 100.0 * x as f64 / total.all.max(1) as f64;
     println!("all: {} GEMMs, without the trace {:.2}% exact, {:.2}% declined, {:.3}% wrong; with the trace {:.2}% modelled", total.all, pct(total.exact), pct(total.declined), pct(total.wrong), pct(total.traced_ok));
     for w in wrongs.iter().take(20) {
