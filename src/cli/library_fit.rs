@@ -251,6 +251,13 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
         wrong: usize,
         traced_ok: usize,
     }
+    impl std::ops::AddAssign for Count {
+        fn add_assign(&mut self, c: Count) {
+            for (a, b) in [(&mut self.all, c.all), (&mut self.exact, c.exact), (&mut self.declined, c.declined), (&mut self.wrong, c.wrong), (&mut self.traced_ok, c.traced_ok)] {
+                *a += b;
+            }
+        }
+    }
     let mut rows: BTreeMap<(String, String, String), Count> = BTreeMap::new();
     let mut wrongs: Vec<String> = vec![];
     for file in files {
@@ -288,18 +295,13 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
     for ((path, op, class), c) in &rows {
         let pct = |x: usize| 100.0 * x as f64 / c.all.max(1) as f64;
         println!("{path:<46} {op:<12} {class:<8} {:>6} {:>7.2}% {:>8.2}% {:>5.2}%   {:>10.2}%", c.all, pct(c.exact), pct(c.declined), pct(c.wrong), pct(c.traced_ok));
-        for (a, b) in [(&mut total.all, c.all), (&mut total.exact, c.exact), (&mut total.declined, c.declined), (&mut total.wrong, c.wrong), (&mut total.traced_ok, c.traced_ok)] {
-            *a += b;
-        }
+        total += *c;
     }
     // The same counts summed per path and per shape class.
     for (title, key) in [("per path", 0usize), ("per shape class", 2)] {
         let mut sums: BTreeMap<&str, Count> = BTreeMap::new();
         for ((path, _, class), c) in &rows {
-            let s = sums.entry(if key == 0 { path.as_str() } else { class.as_str() }).or_default();
-            for (a, b) in [(&mut s.all, c.all), (&mut s.exact, c.exact), (&mut s.declined, c.declined), (&mut s.wrong, c.wrong), (&mut s.traced_ok, c.traced_ok)] {
-                *a += b;
-            }
+            *sums.entry(if key == 0 { path.as_str() } else { class.as_str() }).or_default() += *c;
         }
         println!("{title}:");
         for (name, c) in &sums {

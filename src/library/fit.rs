@@ -15,7 +15,7 @@
 use super::config::KernelConfig;
 use super::gemm::{linear_takes_epilogue, takes_weight_transposed};
 use super::op::TorchOp;
-use super::predict::{leaf_of, prune, Feature, Node};
+use super::predict::{leaf_of, prune, walk, Feature, Node, Walk};
 use super::schedule::{Plan, PlanError, ScheduleRules};
 use super::table::ConfigTable;
 use std::collections::HashMap;
@@ -157,15 +157,9 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
     // Test, and the held-out counts each leaf keeps.
     let mut stats = FitStats { learned: traced.len(), ..FitStats::default() };
     let mut held: Vec<HashMap<usize, (usize, usize)>> = vec![HashMap::new(); forest.len()];
-    let answer = |forest: &[Vec<Node>], shape| -> Option<usize> {
-        let mut out = None;
-        for tree in forest {
-            match &tree[leaf_of(tree, shape)] {
-                Node::Leaf { config, .. } if out.is_none_or(|c| c == *config) => out = Some(*config),
-                _ => return None,
-            }
-        }
-        out
+    let answer = |forest: &[Vec<Node>], shape| match walk(forest, shape) {
+        Some(Walk::Agree { config, .. }) => Some(config),
+        _ => None,
     };
     for i in (0..traced.len()).filter(|&i| test[i]) {
         stats.held_out += 1;

@@ -4,7 +4,7 @@
 
 use super::config::{KernelConfig, Reduction};
 use super::op::TorchOp;
-use super::predict::{Degenerate, Prediction};
+use super::predict::Prediction;
 use super::scalars::Scalars;
 use super::schedule::{CAdd, InputConversion, Plan, PlanError};
 use super::LibraryModel;
@@ -194,9 +194,7 @@ impl<'a> LibraryEmulator<'a> {
                 return Ok((c, ConfigSource::Traced));
             }
         }
-        // So it is predicted as addmm, but where the predictor declines that F.linear outright.
-        let asked = if op == TorchOp::LinearBias && !linear_takes_epilogue(n, k) && !model.predictor.unpredicted.contains_key(&(op, Degenerate::of((m, n, k)))) { TorchOp::Addmm } else { op };
-        let reason = match model.predictor.predict(asked, (m, n, k)) {
+        let reason = match model.predictor.predict(op, (m, n, k)) {
             Prediction::Config { config, support, held } if model.use_predictor => return Ok((config, ConfigSource::Predicted { support, held })),
             Prediction::Config { config, support, .. } => format!(
                 "not traced; the predictor says {config} (from {support} learned shapes), which is still wrong for some shapes: pass --predicted to use it ({})",

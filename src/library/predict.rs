@@ -15,6 +15,7 @@
 //! call kind's shapes whose 1s fall as CLASS says (`m--`: m = 1 alone) whatever the tree says.
 
 use super::config::KernelConfig;
+use super::gemm::linear_takes_epilogue;
 use super::op::TorchOp;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -199,6 +200,36 @@ pub fn leaf_of(tree: &[Node], shape: (usize, usize, usize)) -> usize {
     at
 }
 
+/// Where a shape ends in a call kind's trees.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Walk<'t> {
+    /// Every tree answers `config`: the least support of their leaves, their held-out counts summed.
+    Agree { config: usize, support: usize, held: (usize, usize) },
+    /// The first tree that declines, with its reason.
+    Decline(&'t str),
+    /// Two trees answer these two configurations.
+    Disagree(usize, usize),
+}
+
+/// The walk of `shape` through `trees` (None where there are none).
+pub fn walk(trees: &[Vec<Node>], shape: (usize, usize, usize)) -> Option<Walk<'_>> {
+    let mut answer: Option<Walk> = None;
+    for tree in trees {
+        match &tree[leaf_of(tree, shape)] {
+            Node::Leaf { config, support, held } => {
+                answer = Some(match answer {
+                    Some(Walk::Agree { config: c, .. }) if c != *config => return Some(Walk::Disagree(c, *config)),
+                    Some(Walk::Agree { config: c, support: s, held: h }) => Walk::Agree { config: c, support: s.min(*support), held: (h.0 + held.0, h.1 + held.1) },
+                    _ => Walk::Agree { config: *config, support: *support, held: *held },
+                })
+            }
+            Node::Decline { reason, .. } => return Some(Walk::Decline(reason)),
+            Node::Split { .. } => unreachable!("leaf_of ends at a leaf"),
+        }
+    }
+    answer
+}
+
 /// `tree` with every subtree that only declines made one `decline` node (its support the sum,
 /// its reason the first in pre-order): the same answers in fewer nodes.
 pub fn prune(tree: &[Node]) -> Vec<Node> {
@@ -266,29 +297,19 @@ pub struct PredictorError {
 impl Predictor {
     /// The prediction for an m×n×k call of kind `op`.
     pub fn predict(&self, op: TorchOp, shape: (usize, usize, usize)) -> Prediction<'_> {
-        if let Some(why) = self.unpredicted.get(&(op, Degenerate::of(shape))) {
-            return Prediction::Declined(why.clone());
-        }
-        let Some(trees) = self.trees.get(&op) else {
-            return Prediction::Declined(format!("no {} calls were learned", op.call()));
-        };
-        let mut answer: Option<(usize, usize, (usize, usize))> = None;
-        for tree in trees {
-            match &tree[leaf_of(tree, shape)] {
-                Node::Leaf { config, support, held } => match answer {
-                    Some((c, _, _)) if c != *config => {
-                        return Prediction::Declined(format!("the trees learned from different parts of the trace disagree here ({} against {})", self.configs[c], self.configs[*config]))
-                    }
-                    Some((c, s, h)) => answer = Some((c, s.min(*support), (h.0 + held.0, h.1 + held.1))),
-                    None => answer = Some((*config, *support, *held)),
-                },
-                Node::Decline { reason, .. } => return Prediction::Declined(reason.clone()),
-                Node::Split { .. } => unreachable!("leaf_of ends at a leaf"),
+        // F.linear whose weight is a row or a column runs torch.addmm (the bias broadcast into
+        // C): it is predicted as addmm, unless its own class is declined outright.
+        let runs = if op == TorchOp::LinearBias && !linear_takes_epilogue(shape.1, shape.2) { TorchOp::Addmm } else { op };
+        for op in [op, runs] {
+            if let Some(why) = self.unpredicted.get(&(op, Degenerate::of(shape))) {
+                return Prediction::Declined(why.clone());
             }
         }
-        match answer {
-            Some((config, support, held)) => Prediction::Config { config: &self.configs[config], support, held },
-            None => Prediction::Declined(format!("no {} calls were learned", op.call())),
+        match self.trees.get(&runs).and_then(|trees| walk(trees, shape)) {
+            Some(Walk::Agree { config, support, held }) => Prediction::Config { config: &self.configs[config], support, held },
+            Some(Walk::Decline(reason)) => Prediction::Declined(reason.to_string()),
+            Some(Walk::Disagree(a, b)) => Prediction::Declined(format!("the trees learned from different parts of the trace disagree here ({} against {})", self.configs[a], self.configs[b])),
+            None => Prediction::Declined(format!("no {} calls were learned", runs.call())),
         }
     }
 
