@@ -129,6 +129,25 @@ pub enum LibraryCommand {
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=16))]
         trees: u16,
     },
+    /// Check a GPU's predictors and kernel tables against traces of GEMMs PyTorch ran there
+    /// (scripts/torch-trace.py validate): a leaf that answers a traced call with another
+    /// schedule than the logged kernel's declines from then on (unless distinct traced calls
+    /// confirmed it 300 times per miss), and every traced shape the predictor does not then get
+    /// right joins the kernel table with its logged kernel (a shape traced with kernels of
+    /// different schedules is left out). Writes DIR/<path>.predict.tsv.gz and
+    /// DIR/<path>.configs.tsv.gz atomically and prints per path what changed. Rebuild to embed
+    /// them; check the result on a trace not given here.
+    ///
+    ///   mmafuzz library calibrate corpus/library/traces/h200-validate-58101.tsv.gz --gpu h200 --out DIR
+    Calibrate {
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// The GPU the traces were taken on: its models h200:<path> (or h100:...) are calibrated.
+        #[arg(long)]
+        gpu: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Put GPU-recorded GEMMs (scripts/torch-lib.py record) into the corpus in its compact
     /// form: at most --max-elements elements per GEMM, D as steps from a reference sum of the
     /// regenerated operands; GEMMs already there are skipped. Written atomically.
@@ -289,6 +308,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::List => list(),
         LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
         LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
+        LibraryCommand::Calibrate { traces, gpu, out } => super::library_fit::calibrate(&traces, &gpu, &out),
         LibraryCommand::CheckPredict { traces, gpu } => super::library_fit::check_predict(&traces, &gpu),
         LibraryCommand::CompareGpus { from, to, path, list } => super::library_compare::compare(&from, &to, path.as_deref(), list),
         LibraryCommand::Fit { traces, gpu, out, seed, from_table, max_per_call, trees } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table, max_per_call, trees as usize),

@@ -316,3 +316,60 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
     }
     Ok(if total.wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
+
+/// `mmafuzz library calibrate`: the GPU's predictors and tables checked against traces of calls
+/// PyTorch ran there; leaves a traced call contradicts decline and the traced shapes the
+/// predictor does not get right join the table. Writes DIR/<path>.predict.tsv.gz and
+/// DIR/<path>.configs.tsv.gz.
+pub fn calibrate(files: &[PathBuf], gpu: &str, out: &Path) -> anyhow::Result<ExitCode> {
+    use mmafuzz::library::calibrate::calibrate as calibrate_path;
+    let mut calls: BTreeMap<String, Vec<(TorchOp, Traced)>> = BTreeMap::new();
+    let mut names = vec![];
+    let mut gpu_name: Option<String> = None;
+    for file in files {
+        let t = read_trace(file)?;
+        anyhow::ensure!(!t.provenance["heuristic"].as_bool().unwrap_or(false), "{}: a trace of cuBLASLt's heuristic, not of calls that ran: give it to `library fit`", file.display());
+        let name = t.provenance["provenance"]["gpu"].as_str().with_context(|| format!("{}: its provenance names no GPU", file.display()))?.to_string();
+        if let Some(g) = &gpu_name {
+            anyhow::ensure!(*g == name, "{}: traced on {name}, the other traces on {g}", file.display());
+        }
+        gpu_name = Some(name);
+        let seed = t.provenance.get("validate_seed").or_else(|| t.provenance.get("learn_seed")).map(|s| s.to_string()).unwrap_or_else(|| "?".into());
+        names.push(format!("seed {seed}"));
+        for (path, ops) in t.paths {
+            let list = calls.entry(path).or_default();
+            for (op, v) in ops {
+                list.extend(v.into_iter().map(|t| (op, t)));
+            }
+        }
+    }
+    let gpu_name = gpu_name.context("no traces")?;
+    let traced_on = format!("traced on the {gpu_name}, {}", names.join(", "));
+    std::fs::create_dir_all(out).with_context(|| format!("cannot make {}", out.display()))?;
+    println!("{:<46} {:>7} {:>8} {:>7} {:>7} {:>9} {:>7} {:>11}", "path", "calls", "modelled", "right", "wrong", "declining", "tabled", "conflicting");
+    for (path, calls) in &calls {
+        let name = format!("{gpu}:{path}");
+        let mut lm = LibraryModel::load(&name, None).with_context(|| format!("the trace's path {path} has no model {name}"))?;
+        if let Some(g) = lm.table.gpu_name() {
+            anyhow::ensure!(gpu_name.contains(g) || g.contains(gpu_name.as_str()), "{name} holds the kernels of the {g}; the traces were taken on the {gpu_name}");
+        }
+        let s = calibrate_path(&lm.rules, &mut lm.predictor, &mut lm.table, calls, &traced_on);
+        let line = format!(
+            "calibrated against {} GEMMs PyTorch ran ({traced_on}; `mmafuzz library calibrate`, {}): {} leaves that traced calls contradicted decline, {} traced shapes joined the table, {} traced with kernels of different schedules left out",
+            s.calls,
+            mmafuzz::store::today_utc(),
+            s.leaves_declined,
+            s.table_added,
+            s.conflicting
+        );
+        lm.predictor.provenance.push(line.clone());
+        lm.table.provenance.push(line);
+        let write = |file: PathBuf, text: String| -> anyhow::Result<()> {
+            mmafuzz::store::write_atomically(&file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))
+        };
+        write(out.join(format!("{path}.predict.tsv.gz")), lm.predictor.to_text())?;
+        write(out.join(format!("{path}.configs.tsv.gz")), lm.table.to_text())?;
+        println!("{path:<46} {:>7} {:>8} {:>7} {:>7} {:>9} {:>7} {:>11}", s.calls, s.modelled, s.right_before, s.wrong_before, s.leaves_declined, s.table_added, s.conflicting);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -9,6 +9,7 @@
 //! `models/<gpu>/cublas/<path>.configs.tsv.gz` the traced configurations of shapes,
 //! `<path>.predict.tsv.gz` the predictor of the configuration at any other shape ([`predict`]).
 
+pub mod calibrate;
 pub mod capture;
 pub mod config;
 pub mod coverage;
