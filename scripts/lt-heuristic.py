@@ -14,7 +14,7 @@ m, n, k are replaced.
     python3 scripts/lt-heuristic.py dense BIN TEMPLATES.json OUT SECONDS [--seed S] [--jobs J]
     python3 scripts/lt-heuristic.py expand OUT-0.txt.xz ... OUT-5.txt.xz TRACE.tsv.gz
     python3 scripts/lt-heuristic.py unfaithful ANSWERS.jsonl.gz UNPREDICTED.tsv.gz
-    python3 scripts/lt-heuristic.py exclude TRACE.tsv.gz DENSE.log [--seed S] OUT.tsv.gz
+    python3 scripts/lt-heuristic.py exclude TRACE.tsv.gz DENSE.log [--seed S] [--traced T1,T2,...] OUT.tsv.gz
 
 `build` compiles the program against the libcublasLt that PyTorch loads. `check` reads the
 lines `torch-trace.py ... --raw` wrote, and prints per path, call and shape class how often
@@ -460,10 +460,24 @@ def unfaithful(answers_path, out):
         print(f"{op} {cls}: {seen[(op, cls)]} checked, {n} not the heuristic's first choice" + ("  -> unpredicted" if n else ""))
 
 
-def exclude(trace, log, seed, out):
+def traced_shapes(trace):
+    """(path, call, m, n, k) of every GEMM of a torch-trace.py trace."""
+    out, path = set(), None
+    with gzip.open(trace, "rt") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if parts[0] == "path":
+                path = parts[1]
+            elif len(parts) >= 5 and parts[0] != "cfg" and path is not None:
+                out.add((path, parts[0], int(parts[1]), int(parts[2]), int(parts[3])))
+    return out
+
+
+def exclude(trace, log, seed, out, traced=()):
     """Write `trace` (a torch-trace.py validation trace) without the GEMMs whose path, call and
-    shape the dense draw of `seed` asked about; the draw's size per path and call is read from
-    the run's log (`dense`'s lines `PATH OP: N shapes`)."""
+    shape the dense draw of `seed` asked about, or that one of the `traced` traces (those a
+    predictor was calibrated on) holds; the draw's size per path and call is read from the
+    run's log (`dense`'s lines `PATH OP: N shapes`)."""
     counts = {}
     for line in open(log):
         m = re.match(r"(\S+) (\w+): (\d+) shapes", line)
@@ -474,6 +488,9 @@ def exclude(trace, log, seed, out):
         gen = shapes(seed, path, op, path.startswith("cublaslt"))
         for _ in range(n):
             drawn.add((path, op) + next(gen))
+    dense_size = len(drawn)
+    for t in traced:
+        drawn |= traced_shapes(t)
     kept = dropped = 0
     path = None
     with gzip.open(trace, "rt") as f, gzip.open(out, "wt") as o:
@@ -487,7 +504,8 @@ def exclude(trace, log, seed, out):
                     continue
                 kept += 1
             o.write(line)
-    print(f"{trace}: {kept} GEMMs kept, {dropped} left out (their shape was in the dense draw of seed {seed}: {len(drawn)} shapes)")
+    also = f" or in {len(traced)} calibration trace(s)" if traced else ""
+    print(f"{trace}: {kept} GEMMs kept, {dropped} left out (their shape was in the dense draw of seed {seed}: {dense_size} shapes{also})")
 
 
 def provenance():
@@ -505,7 +523,8 @@ if __name__ == "__main__":
     elif a[:1] == ["dense"]:
         dense(a[1], a[2], a[3], float(a[4]), opt("--seed", 58201), opt("--jobs", 16))
     elif a[:1] == ["exclude"]:
-        exclude(a[1], a[2], opt("--seed", 58202), a[-1])
+        traced = a[a.index("--traced") + 1].split(",") if "--traced" in a else ()
+        exclude(a[1], a[2], opt("--seed", 58202), a[-1], traced)
     elif a[:1] == ["unfaithful"]:
         unfaithful(a[1], a[2])
     elif a[:1] == ["expand"]:

@@ -140,11 +140,15 @@ pub enum LibraryCommand {
     ///
     ///   mmafuzz library calibrate corpus/library/traces/h200-validate-58101.tsv.gz --gpu h200 --out DIR
     Calibrate {
+        /// Validation traces taken on that GPU (.tsv or .tsv.gz, as scripts/torch-trace.py
+        /// validate writes them); keep at least one trace out to check the result on.
         #[arg(required = true)]
         traces: Vec<PathBuf>,
         /// The GPU the traces were taken on: its models h200:<path> (or h100:...) are calibrated.
         #[arg(long)]
         gpu: String,
+        /// Directory the calibrated predictors and tables are written to (models/h200/cublas
+        /// to replace the embedded ones); created if missing.
         #[arg(long)]
         out: PathBuf,
     },
