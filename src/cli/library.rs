@@ -67,8 +67,11 @@ pub enum LibraryCommand {
     /// schedule (wrong); and with the trace, how many logged kernels the model runs. Exits 1 if
     /// any is wrong.
     CheckPredict {
+        /// Validation traces (scripts/torch-trace.py validate), taken after the predictors were
+        /// made; .tsv or .tsv.gz.
         #[arg(required = true)]
         traces: Vec<PathBuf>,
+        /// The GPU whose models are checked: h200 checks h200:<path> for each traced path.
         #[arg(long)]
         gpu: String,
     },
@@ -186,7 +189,7 @@ pub enum LibraryCommand {
         /// Record files (corpus/library/*.jsonl.xz or a GPU script's output).
         #[arg(required = true)]
         records: Vec<PathBuf>,
-        /// Replay under this model instead of sm90:<path> of each record.
+        /// Replay under this model instead of the one of the GPU each record names (h200:<path> for an H200, else h100:<path>).
         #[arg(long)]
         model: Option<String>,
         /// The configuration table to use with --model (a .configs.tsv[.gz] file).

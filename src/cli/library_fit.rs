@@ -260,6 +260,8 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
     }
     let mut rows: BTreeMap<(String, String, String), Count> = BTreeMap::new();
     let mut wrongs: Vec<String> = vec![];
+    // Why the model cannot run a logged kernel: (path, reason) -> GEMMs.
+    let mut unmodelled: BTreeMap<(String, String), usize> = BTreeMap::new();
     for file in files {
         let t = read_trace(file)?;
         if let Some(seed) = t.provenance.get("validate_seed") {
@@ -277,6 +279,9 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
                 let c = rows.entry((path.clone(), op.name().to_string(), class)).or_default();
                 c.all += 1;
                 c.traced_ok += truth.is_ok() as usize;
+                if let Err(e) = &truth {
+                    *unmodelled.entry((path.clone(), e.to_string())).or_default() += 1;
+                }
                 let chosen = emu.choose(traced.shape, *op).ok().map(|(cfg, _)| cfg);
                 match (chosen.map(|cfg| (cfg, plan_of(&lm.rules, *op, traced.shape, cfg))), &truth) {
                     (Some((_, Ok(p))), Ok(t)) if p == *t => c.exact += 1,
@@ -313,6 +318,14 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
     println!("all: {} GEMMs, without the trace {:.2}% exact, {:.2}% declined, {:.3}% wrong; with the trace {:.2}% modelled", total.all, pct(total.exact), pct(total.declined), pct(total.wrong), pct(total.traced_ok));
     for w in wrongs.iter().take(20) {
         println!("  wrong: {w}");
+    }
+    let mut gaps: Vec<_> = unmodelled.into_iter().collect();
+    gaps.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    if !gaps.is_empty() {
+        println!("logged kernels the models do not run ({} kinds, most GEMMs first):", gaps.len());
+    }
+    for ((path, why), n) in gaps.iter().take(30) {
+        println!("  {n:>6}  {path}: {why}");
     }
     Ok(if total.wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

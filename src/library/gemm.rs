@@ -313,12 +313,13 @@ impl<'a> LibraryEmulator<'a> {
         let r = &self.model.rules;
         let count = if diagonal { rows.len() } else { rows.len() * cols.len() };
         let mut partials: Vec<Vec<f64>> = Vec::with_capacity(plan.slices.len());
-        for ks in &ops.ks {
+        for (s, ks) in ops.ks.iter().enumerate() {
             // One chain per slice, or per promotion stretch of it, added in the compute format.
             let stretch = plan.promote_every.or(r.promote_every).unwrap_or(ks.len()).max(1);
             let mut sum: Option<Vec<f64>> = None;
-            for part_ks in ks.chunks(stretch) {
-                let part = self.chain_tile(ops, g, plan, rows, cols, diagonal, part_ks)?;
+            for (t, part_ks) in ks.chunks(stretch).enumerate() {
+                let seed = (s == 0 && t == 0).then(|| self.seeds_chain(g, plan)).flatten();
+                let part = self.chain_tile(ops, g, plan, rows, cols, diagonal, part_ks, seed)?;
                 sum = Some(match sum {
                     None => part,
                     Some(s) => s.iter().zip(&part).map(|(&x, &y)| add(r.compute, x, y)).collect(),
@@ -327,6 +328,21 @@ impl<'a> LibraryEmulator<'a> {
             partials.push(sum.unwrap_or_else(|| vec![0.0; count]));
         }
         Ok(partials)
+    }
+
+    /// Where the plan adds C (or the bias) in the chain (`CAdd::Chain`, K not split): which
+    /// addend the first chain starts from (-0 where the GEMM has neither).
+    fn seeds_chain<'g>(&self, g: &'g Gemm, plan: &Plan) -> Option<Addend<'g>> {
+        if plan.slices.len() != 1 {
+            return None;
+        }
+        match (&g.c, &g.bias) {
+            (Some(c), _) if plan.c_add == CAdd::Chain => Some(Addend::C(c)),
+            (None, Some(b)) if plan.bias_add == Some(CAdd::Chain) => Some(Addend::Bias(b)),
+            // Without C the FMA's addend is -0, so D is the product itself, -0 included.
+            (None, None) if plan.c_add == CAdd::Chain => Some(Addend::NegZero),
+            _ => None,
+        }
     }
 
     /// D at each of `cells`, element e of them from `partials[s][e]` of every slice s.
@@ -424,6 +440,8 @@ impl<'a> LibraryEmulator<'a> {
             (Some(_), CAdd::Compute) if sum.is_nan() => sum,
             (Some(c), CAdd::Compute) => add(r.compute, sum, c),
             (Some(c), CAdd::Output) => r.output.to_f64(round_to(r.output, sum)) + c,
+            // Already in the chain (`seeds_chain`).
+            (Some(_), CAdd::Chain) => sum,
         }
     }
 
@@ -462,7 +480,7 @@ impl<'a> LibraryEmulator<'a> {
     /// every element of `rows` × `cols` (row-major), or with `diagonal` for each (rows[e],
     /// cols[e]).
     #[allow(clippy::too_many_arguments)]
-    fn chain_tile(&self, ops: &ChainOperands, g: &Gemm, plan: &Plan, rows: &[usize], cols: &[usize], diagonal: bool, ks: &[usize]) -> Result<Vec<f64>, GemmError> {
+    fn chain_tile(&self, ops: &ChainOperands, g: &Gemm, plan: &Plan, rows: &[usize], cols: &[usize], diagonal: bool, ks: &[usize], seed: Option<Addend>) -> Result<Vec<f64>, GemmError> {
         let r = &self.model.rules;
         let len = ks.len();
         // A partial first k-tile is padded with zero products to a whole tile, so the
@@ -488,6 +506,22 @@ impl<'a> LibraryEmulator<'a> {
             let (src, dst) = (&ops.b[kk * g.n..(kk + 1) * g.n], &mut case.b[at(t) * bn..(at(t) + 1) * bn]);
             for (d, &j) in dst.iter_mut().zip(cols) {
                 *d = src[j];
+            }
+        }
+        if let Some(addend) = seed {
+            // The chain starts from C (or the bias), in the compute format (exact: it holds D's).
+            let (compute, output) = (r.compute, r.output);
+            let value = |i: usize, j: usize| round_to(compute, addend.at(output, g.n, i, j));
+            if diagonal {
+                for (e, (&i, &j)) in rows.iter().zip(cols).enumerate() {
+                    case.c[e * bn + e] = value(i, j);
+                }
+            } else {
+                for (ti, &i) in rows.iter().enumerate() {
+                    for (tj, &j) in cols.iter().enumerate() {
+                        case.c[ti * bn + tj] = value(i, j);
+                    }
+                }
             }
         }
         let emulator = &self.emulators[plan.chain];
@@ -516,6 +550,26 @@ impl<'a> LibraryEmulator<'a> {
 
 /// A GEMM's operands as a plan's chains read them: A (m×k) and B (k×n) in the chains' input
 /// formats, and each slice's k in order.
+/// What a chain seeded with the addend starts from: C (m×n), the bias (one per column), or -0
+/// where there is neither.
+#[derive(Clone, Copy)]
+enum Addend<'g> {
+    C(&'g [u64]),
+    Bias(&'g [u64]),
+    NegZero,
+}
+
+impl Addend<'_> {
+    /// The addend of element (i, j), as a value.
+    fn at(self, output: Format, n: usize, i: usize, j: usize) -> f64 {
+        match self {
+            Addend::C(c) => output.to_f64(c[i * n + j]),
+            Addend::Bias(b) => output.to_f64(b[j]),
+            Addend::NegZero => -0.0,
+        }
+    }
+}
+
 struct ChainOperands<'g> {
     a_fmt: Format,
     b_fmt: Format,

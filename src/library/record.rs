@@ -412,8 +412,18 @@ impl Tally {
 /// Tallies keyed by (path, family).
 pub type Summary = std::collections::BTreeMap<(String, String), Tally>;
 
-/// Replay every record line of `text` (JSONL) under the `sm90:<path>` library model of each
-/// (or `models`' override), adding to `summary`; `on_record` sees each result. Unreadable lines
+/// The library model a record replays under by default: the one of the GPU it was recorded on
+/// where the GPU has its own (`h200:<path>` for an H200's cuBLAS GEMMs), else the default.
+pub fn model_of_record(rec: &GemmRecord) -> String {
+    const GPU_MODELS: [(&str, &str); 1] = [("NVIDIA H200", "h200")];
+    match GPU_MODELS.iter().find(|(name, _)| rec.gpu == *name) {
+        Some((_, key)) if rec.path.starts_with("cublas") => format!("{key}:{}", rec.path),
+        _ => crate::model::default_name(&rec.path),
+    }
+}
+
+/// Replay every record line of `text` (JSONL) under the library model of the GPU each was
+/// recorded on (`model_of_record`, or `models`' override), adding to `summary`; `on_record` sees each result. Unreadable lines
 /// are errors naming their number.
 pub fn replay_text(
     text: &str,
@@ -445,7 +455,7 @@ pub fn replay_text(
         let rec = GemmRecord::parse(line).map_err(|e| (no + 1, e.to_string()))?;
         let (name, table) = match model_override {
             Some((m, t)) => (m.to_string(), t),
-            None => (crate::model::default_name(&rec.path), None),
+            None => (model_of_record(&rec), None),
         };
         if !models.contains_key(&name) {
             let m = LibraryModel::load(&name, table).map_err(|e| (no + 1, e.to_string()))?;

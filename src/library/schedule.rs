@@ -134,7 +134,16 @@ pub struct RuntimeSplitRule {
     pub algos: Vec<u32>,
     /// With at least this many output tiles (cuBLASLt's tile over its n×m problem) the kernel
     /// runs one chain over K; with fewer, and the shape not in `segments`, it is declined.
+    /// Absent: no tile count makes it unsplit.
+    #[serde(default = "no_tile_count")]
     pub unsplit_min_tiles: usize,
+    /// With K at most this the kernel runs one chain over K, whatever its tiles (DGEMM
+    /// algorithm 12 with customOption 1, which cuBLASLt picks only at K = 1).
+    #[serde(default)]
+    pub unsplit_max_k: Option<usize>,
+    /// How C or the bias enters where the kernel runs unsplit (None: the model's `c_add`).
+    #[serde(default)]
+    pub addend: Option<CAdd>,
     /// K is cut into `k_tile`-deep tiles, T of them; S segments hold T div S tiles each, the
     /// last T mod S one more; each segment is one chain from +0.
     #[serde(default)]
@@ -145,6 +154,10 @@ pub struct RuntimeSplitRule {
     /// Segment counts measured per shape (FPRev), "MxNxK:S" in PyTorch's m, n, k; S = 1: unsplit.
     #[serde(default)]
     pub segments: Vec<String>,
+}
+
+fn no_tile_count() -> usize {
+    usize::MAX
 }
 
 impl RuntimeSplitRule {
@@ -205,6 +218,9 @@ pub enum CAdd {
     #[default]
     Compute,
     Output,
+    /// C (or the bias) seeds the chain: the first product is added to it by one FMA, so the
+    /// two share one rounding (DGEMM algorithm 12 at K = 1). Only where K is not split.
+    Chain,
 }
 
 /// How f32 inputs become the tensor cores' narrower format.
@@ -336,6 +352,10 @@ pub struct SliceRule {
     /// a longer K falls to the next rule, or is declined.
     #[serde(default)]
     pub k_max: Option<usize>,
+    /// The rule holds only where each split-K slice, ceil(K / splits), is at most this long
+    /// (K itself without split-K): a longer slice falls to the next rule, or is declined.
+    #[serde(default)]
+    pub slice_k_max: Option<usize>,
 }
 
 fn one() -> usize {
@@ -381,6 +401,7 @@ impl SliceRule {
         self.bias.is_none_or(|b| b == bias)
             && self.linear.is_none_or(|l| l == linear)
             && self.k_max.is_none_or(|x| k <= x)
+            && self.slice_k_max.is_none_or(|x| k.div_ceil(config.split_k.max(1) as usize) <= x)
             && self.algos.contains(&config.algo)
             && self.custom_options.as_ref().is_none_or(|o| o.contains(&config.custom_option()))
             && self.tiles.as_ref().is_none_or(|t| config.tile.as_deref().is_some_and(|c| t.iter().any(|x| c.trim_start_matches("MATMUL_TILE_") == x)))
@@ -462,6 +483,7 @@ impl ScheduleRules {
                 positive(at("lane_blocks"), r.lane_blocks)?;
                 positive(at("promote_every"), r.promote_every)?;
                 positive(at("k_max"), r.k_max)?;
+                positive(at("slice_k_max"), r.slice_k_max)?;
             }
         }
         for (i, r) in self.runtime_split.iter().enumerate() {
@@ -576,10 +598,15 @@ impl ScheduleRules {
                 let segments = match r.segments_of(m, n, k) {
                     Some(s) => s,
                     None if config.output_tiles(m, n).is_some_and(|t| t >= r.unsplit_min_tiles) => 1,
+                    None if r.unsplit_max_k.is_some_and(|max| k <= max) => 1,
                     None => return Err(PlanError::RuntimeSplit(format!("{config}; segment count not learned for {m}x{n}x{k}"))),
                 };
                 if segments <= 1 {
-                    return Ok(whole(Reduction::None));
+                    let plan = whole(Reduction::None);
+                    return Ok(match r.addend {
+                        Some(a) => Plan { c_add: a, bias_add: Some(a), ..plan },
+                        None => plan,
+                    });
                 }
                 let slices: Vec<Vec<Range<usize>>> = r.segment_ranges(k, segments).into_iter().map(|s| vec![s]).collect();
                 let sum = Some(SumTree::over(0, slices.len(), r.combine));
@@ -762,7 +789,7 @@ mod tests {
     #[test]
     fn runtime_split_runs_unsplit_only_on_enough_tiles() {
         let mut r = rules();
-        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64, k_tile: None, combine: Combine::InOrder, segments: vec![] });
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64, unsplit_max_k: None, addend: None, k_tile: None, combine: Combine::InOrder, segments: vec![] });
         let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x64 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
         // 512x1000x1024: ceil(1000/128) * ceil(512/64) = 64 tiles; 3072x128: 1 * 48.
         assert_eq!(r.plan(512, 1000, 1024, &c).unwrap().slices, vec![vec![0..1024]]);
@@ -777,7 +804,7 @@ mod tests {
     fn segment_k_cuts_and_adds_as_measured() {
         let mut r = rules();
         let segments = vec!["384x1000x12288:5".into(), "1536x192x3000:2".into(), "1000x384x1024:1".into()];
-        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 65, k_tile: Some(32), combine: Combine::PairsFromEnd, segments });
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 65, unsplit_max_k: None, addend: None, k_tile: Some(32), combine: Combine::PairsFromEnd, segments });
         let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x128 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
         let p = r.plan(384, 1000, 12288, &c).unwrap();
         let starts: Vec<usize> = p.slices.iter().map(|s| s[0].start / 32).collect();
