@@ -112,21 +112,28 @@ fn library_models_name_their_gpu() {
     assert_eq!(h100_mm.split_k, 1, "{h100_mm}");
 }
 
+/// Every record file of a corpus directory (`files` of them) replayed under the models of the
+/// GPU each record names.
+fn replay_dir(dir: &str, files: usize) -> Summary {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut paths: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    assert_eq!(paths.len(), files, "{}", dir.display());
+    let mut models = BTreeMap::new();
+    let mut summary = Summary::new();
+    for f in &paths {
+        let text = String::from_utf8(mmafuzz::store::read_text(f).unwrap()).unwrap();
+        replay_text(&text, &mut models, None, &mut summary, |_, _| {}).unwrap_or_else(|(line, e)| panic!("{} line {line}: {e}", f.display()));
+    }
+    summary
+}
+
 /// GEMMs recorded with their D on the H200 at validation shapes replay bit for bit under their
 /// logged kernels, but for kernels the models decline and one known miss: TF32 SGEMM algorithm
 /// 20 at k = 1 writes +0 where the model gives -0 (201x316x1, 9 of 1,024 elements).
 #[test]
 fn h200_validation_gemms_replay_with_their_kernels() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library/h200-validate");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    assert_eq!(files.len(), 11);
-    let mut models = BTreeMap::new();
-    let mut summary = Summary::new();
-    for f in &files {
-        let text = String::from_utf8(mmafuzz::store::read_text(f).unwrap()).unwrap();
-        replay_text(&text, &mut models, None, &mut summary, |_, _| {}).unwrap_or_else(|(line, e)| panic!("{} line {line}: {e}", f.display()));
-    }
+    let summary = replay_dir("corpus/library/h200-validate", 11);
     let (mut gemms, mut exact, mut skipped) = (0, 0, 0);
     for ((path, family), t) in &summary {
         gemms += t.gemms;
@@ -146,16 +153,7 @@ fn h200_validation_gemms_replay_with_their_kernels() {
 /// the FMA's addend, -0 without either) in all 240, 120 of them recorded after its rule.
 #[test]
 fn h200_gap_gemms_are_exact_or_declined() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library/h200-gaps");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    assert_eq!(files.len(), 7);
-    let mut models = BTreeMap::new();
-    let mut summary = Summary::new();
-    for f in &files {
-        let text = String::from_utf8(mmafuzz::store::read_text(f).unwrap()).unwrap();
-        replay_text(&text, &mut models, None, &mut summary, |_, _| {}).unwrap_or_else(|(line, e)| panic!("{} line {line}: {e}", f.display()));
-    }
+    let summary = replay_dir("corpus/library/h200-gaps", 7);
     let (mut gemms, mut exact) = (0, 0);
     for ((path, family), t) in &summary {
         assert_eq!(t.exact + t.skipped, t.gemms, "{path} {family}: {} of {} GEMMs wrong", t.gemms - t.exact - t.skipped, t.gemms);
