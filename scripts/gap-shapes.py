@@ -10,7 +10,7 @@ linear_bias`) and a regular expression over cuBLASLt's algorithm line (`algoId=1
 FIT.json gets up to --per traced shapes per path, call and kernel (cuBLASLt's heuristic picks
 the same kernel for the same shape), to fit a rule on; HELD.json gets --per fresh shapes per
 path, call and kernel near the traced ones (a traced shape with each dimension above 2 scaled
-by a log-uniform factor in 1/2..2, inside the box of the traced ones; drawn with --seed, half of
+by a log-uniform factor in 1/2..2, within the range of the traced ones; drawn with --seed, half of
 them with planted specials), to check the rule on after it is fitted; some of these land on
 other kernels, and the record of each GEMM names the kernel it ran. Both are
 `scripts/torch-lib.py record ... --shapes FILE` input (F.linear without a bias is not a call
@@ -80,7 +80,7 @@ def main():
         drawn = 0
         while drawn < a.per:
             # A traced shape, each dimension above 2 scaled by a log-uniform factor in 1/2..2
-            # (kept inside the box); dimensions of 1 or 2 stay, as GEMV-like kernels need them.
+            # (kept within the traced range); dimensions of 1 or 2 stay, as GEMV-like kernels need them.
             t = shapes[rng.integers(len(shapes))]
             s = tuple(x if x <= 2 else min(hi[d], max(lo[d], int(round(x * math.exp(rng.uniform(-math.log(2), math.log(2))))))) for d, x in enumerate(t))
             if s in shapes or s[0] * s[1] * s[2] > a.max_mnk or s[0] * s[1] > a.max_mnk:
