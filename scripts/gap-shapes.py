@@ -90,7 +90,7 @@ def main():
         print(f"{path} {call} kernel {ki + 1}: {len(shapes)} traced shapes, m {lo[0]}..{hi[0]} n {lo[1]}..{hi[1]} k {lo[2]}..{hi[2]}")
     for fn, jobs in ((a.fit, fit), (a.held, held)):
         with open(fn, "w") as f:
-            json.dump(jobs, f)
+            json.dump(jobs, f, separators=(",", ":"))
         print(f"{fn}: {len(jobs)} GEMMs")
 
 
