@@ -13,14 +13,14 @@ path, call and kernel near the traced ones (a traced shape with each dimension a
 by a log-uniform factor in 1/2..2, within the range of the traced ones; drawn with --seed, half of
 them with planted specials), to check the rule on after it is fitted; some of these land on
 other kernels, and the record of each GEMM names the kernel it ran. Both are
-`scripts/torch-lib.py record ... --shapes FILE` input (F.linear without a bias is not a call
-that script makes; its shapes are left out).
+`scripts/torch-lib.py record ... --shapes FILE` input (F.linear with or without a bias:
+`linear_bias`, `linear`).
 """
 import argparse, gzip, json, math, re
 
 import numpy as np
 
-BETA_BIAS = {"mm": (0, 0), "addmm": (1, 0), "linear_bias": (0, 1)}
+BETA_BIAS = {"mm": (0, 0), "addmm": (1, 0), "linear_bias": (0, 1), "linear": (0, 0)}
 
 
 def traced(files, kernels):
@@ -48,6 +48,8 @@ def job(path, call, shape, values=None):
     j = {"path": path, "m": shape[0], "n": shape[1], "k": shape[2], "beta": beta}
     if bias:
         j["bias"] = 1
+    elif call == "linear":
+        j["linear"] = 1
     if values:
         j["values"] = values
     return j
@@ -77,8 +79,10 @@ def main():
         fit += [job(path, call, shapes[i]) for i in sorted(pick)]
         lo = [min(s[d] for s in shapes) for d in range(3)]
         hi = [max(s[d] for s in shapes) for d in range(3)]
-        drawn = 0
-        while drawn < a.per:
+        drawn, tries = 0, 0
+        # A kernel traced at one shape only (or a narrow range) may have no fresh shape near it.
+        while drawn < a.per and tries < 1000 * a.per:
+            tries += 1
             # A traced shape, each dimension above 2 scaled by a log-uniform factor in 1/2..2
             # (kept within the traced range); dimensions of 1 or 2 stay, as GEMV-like kernels need them.
             t = shapes[rng.integers(len(shapes))]
@@ -87,7 +91,8 @@ def main():
                 continue
             held.append(job(path, call, s, "special" if drawn % 2 else None))
             drawn += 1
-        print(f"{path} {call} kernel {ki + 1}: {len(shapes)} traced shapes, m {lo[0]}..{hi[0]} n {lo[1]}..{hi[1]} k {lo[2]}..{hi[2]}")
+        print(f"{path} {call} kernel {ki + 1}: {len(shapes)} traced shapes, m {lo[0]}..{hi[0]} n {lo[1]}..{hi[1]} k {lo[2]}..{hi[2]}"
+              + ("" if drawn == a.per else f"; only {drawn} fresh shapes near them"))
     for fn, jobs in ((a.fit, fit), (a.held, held)):
         with open(fn, "w") as f:
             json.dump(jobs, f, separators=(",", ":"))

@@ -5,7 +5,8 @@
     python3 scripts/torch-fprev.py OUT.json[.gz] --specs FILE ...   (specs one per line)
 
 SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32, f16 (K <= 8), bf16 (K <= 257),
-f32.linear, tf32.linear, f64.linear, bf16.linear (F.linear with a zero bias; see `PATHS`), f16.addmm
+f32.linear, tf32.linear, f64.linear, bf16.linear (F.linear with a zero bias; see `PATHS`), the same
+with .linear_nobias (F.linear without a bias), f16.addmm
 (torch.addmm with beta = 1 and a large alpha: f16 D at K <= 2049; see `PATHS`), f64.addmm, ANCHORS
 `all`, a comma list of k positions, `spread:N` (N positions over 0..K-1: 0, 1, K/2, K-1, a few
 around multiples of 32 and 64, the rest evenly spaced) or `starts:D` (t and t+1 for every t = 0, D, 2D, ... below K, and K-1: with `@`, count(t, t+1) shows
@@ -62,8 +63,11 @@ PATHS = {
 # PATH.linear (f32.linear, tf32.linear, f64.linear, bf16.linear): F.linear(A, W, bias) with W = B^T stored
 # (n, k) as F.linear's weight and a zero bias, which reaches cuBLASLt's bias epilogue and its
 # own kernel choice; adding +0 leaves the counts as they are.
+# PATH.linear_nobias: F.linear(A, W) without a bias (PyTorch's mm with the weight transposed, a
+# kernel choice of its own at some shapes).
 for _p in ("f32", "tf32", "f64", "bf16"):
     PATHS[_p + ".linear"] = PATHS[_p]
+    PATHS[_p + ".linear_nobias"] = PATHS[_p]
 # PATH.addmm: torch.addmm(0, A, B, beta=1, alpha=ALPHA) (the beta = 1 GEMM, whose kernels differ
 # from torch.mm's), D = alpha * sum. f16.addmm reads the tree of f16-D kernels at any K <= 2049:
 # a = 2^-24 (f16's least subnormal, exact in the f32 accumulator), s = a^2 = 2^-48, M = BIG a =
@@ -84,6 +88,8 @@ for din, dout, tf32, m, n, k, linear, alpha in jobs:
     b = torch.zeros(k, n, dtype=getattr(torch, din), device="cuda")
     if alpha is not None:
         d = torch.addmm(torch.zeros(m, n, dtype=getattr(torch, dout), device="cuda"), a, b, beta=1, alpha=alpha)
+    elif linear == 2:
+        d = torch.nn.functional.linear(a, b.t().contiguous())
     elif linear:
         d = torch.nn.functional.linear(a, b.t().contiguous(), torch.zeros(n, dtype=getattr(torch, dout), device="cuda"))
     else:
@@ -108,7 +114,7 @@ def configs(specs):
     jobs = []
     for path, m, n, k, _, _ in specs:
         din, dout, tf32 = PATHS[path][:3]
-        jobs.append([din, dout, tf32, m, n, k, path.endswith(".linear"), ALPHA.get(path)])
+        jobs.append([din, dout, tf32, m, n, k, 2 if path.endswith(".linear_nobias") else int(path.endswith(".linear")), ALPHA.get(path)])
     with open(jf, "w") as f:
         json.dump(jobs, f)
     env = dict(os.environ, CUBLASLT_LOG_LEVEL="5", CUBLASLT_LOG_FILE=log)
@@ -220,6 +226,8 @@ def probe(torch, path, m, n, k, anchors, probes=None):
     if path.endswith(".linear"):
         zero_bias = torch.zeros(n, dtype=dout, device=dev)
         mm = lambda: torch.nn.functional.linear(A, B.t().contiguous(), zero_bias)
+    if path.endswith(".linear_nobias"):
+        mm = lambda: torch.nn.functional.linear(A, B.t().contiguous())
     if path in ALPHA:
         zero_c, alpha = torch.zeros(m, n, dtype=dout, device=dev), ALPHA[path]
         mm = lambda: torch.addmm(zero_c, A, B, beta=1, alpha=alpha)

@@ -272,8 +272,11 @@ for ji, j in enumerate(jobs):
         a = tensor(torch, adt, ob(adt, 0, m, k), (m, k))
         if kind == "linear":
             w = tensor(torch, adt, ob(adt, 1, k, n, True), (n, k))
-            bias = tensor(torch, ddt, ob(ddt, 2, 1, n), (n,))
-            d = torch.nn.functional.linear(a, w, bias)
+            if j.get("bias"):
+                bias = tensor(torch, ddt, ob(ddt, 2, 1, n), (n,))
+                d = torch.nn.functional.linear(a, w, bias)
+            else:
+                d = torch.nn.functional.linear(a, w)
         elif j["beta"]:
             b = tensor(torch, adt, ob(adt, 1, k, n), (k, n))
             c = tensor(torch, ddt, ob(ddt, 2, m, n), (m, n))
@@ -339,8 +342,11 @@ def record(out, seed, per_family, fresh, paths, steered=None):
                     if path in SCALED_BY_PATH:
                         fa, fb, fast = SCALED_BY_PATH[path]
                         job.update(beta=0, kind="scaled_mm", fp8=fa, fp8_b=fb, out="float32", fast=fast, layout="bt")
-                    elif s.get("bias"):
-                        job.update(beta=0, kind="linear", bias=1, layout="bt")
+                    elif s.get("bias") or s.get("linear"):
+                        # F.linear (the weight n x k, B made as its transpose), with or without a bias.
+                        job.update(beta=0, kind="linear", layout="bt")
+                        if s.get("bias"):
+                            job["bias"] = 1
                     jobs.append(job)
                 if jobs:
                     ok = write_records(f, jobs, os.path.dirname(os.path.abspath(out)), provenance)

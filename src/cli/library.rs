@@ -74,6 +74,11 @@ pub enum LibraryCommand {
         /// The GPU whose models are checked: h200 checks h200:<path> for each traced path.
         #[arg(long)]
         gpu: String,
+        /// Also write every traced GEMM whose logged kernel the models do not run, one per line
+        /// (path, call, m, n, k, shape class, kernel, why; tab-separated): what to record next
+        /// (scripts/gap-shapes.py).
+        #[arg(long)]
+        gaps: Option<PathBuf>,
     },
     /// Where two GPUs' kernel choices compute different bits: on every shape the first GPU's
     /// tables hold (traced there), the second GPU's kernel (its table, else its predictor: each
@@ -244,7 +249,8 @@ pub enum LibraryCommand {
         /// FPRev output files (.json or .json.gz).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Use this library model (file or name) for every probe instead of sm90:<path>.
+        /// Use this library model (file or name) for every probe instead of the one of the GPU
+        /// the file names (h200:<path> for an H200's probes, else h100:<path>).
         #[arg(long)]
         model: Option<String>,
         /// Misses to print per probe.
@@ -316,7 +322,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
         LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
         LibraryCommand::Calibrate { traces, gpu, out } => super::library_fit::calibrate(&traces, &gpu, &out),
-        LibraryCommand::CheckPredict { traces, gpu } => super::library_fit::check_predict(&traces, &gpu),
+        LibraryCommand::CheckPredict { traces, gpu, gaps } => super::library_fit::check_predict(&traces, &gpu, gaps.as_deref()),
         LibraryCommand::CompareGpus { from, to, path, list } => super::library_compare::compare(&from, &to, path.as_deref(), list),
         LibraryCommand::Fit { traces, gpu, out, seed, from_table, max_per_call, trees } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table, max_per_call, trees as usize),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),
@@ -381,7 +387,8 @@ fn fprev(files: &[PathBuf], model: Option<&str>, keep: usize) -> anyhow::Result<
     let mut all_agree = true;
     for file in files {
         let text = mmafuzz::store::read_text(file).with_context(|| format!("reading {}", file.display()))?;
-        let probes = fprev::parse(&text).with_context(|| format!("{}: not an FPRev file (scripts/torch-fprev.py's output)", file.display()))?;
+        let (gpu, probes) = fprev::parse_with_gpu(&text).with_context(|| format!("{}: not an FPRev file (scripts/torch-fprev.py's output)", file.display()))?;
+        let gpu = gpu.as_str();
         for probe in &probes {
             let tag = format!("{} {}x{}x{}", probe.path, probe.m, probe.n, probe.k);
             if let Some(why) = probe.skipped.as_ref().or(probe.error.as_ref()) {
@@ -392,7 +399,7 @@ fn fprev(files: &[PathBuf], model: Option<&str>, keep: usize) -> anyhow::Result<
                 println!("{tag}: unknown path {:?}", probe.path);
                 continue;
             };
-            let name = model.map_or_else(|| mmafuzz::model::default_name(&path), str::to_string);
+            let name = model.map_or_else(|| mmafuzz::library::record::model_of_gpu(gpu, path), str::to_string);
             if !models.contains_key(&name) {
                 models.insert(name.clone(), LibraryModel::load(&name, None)?);
             }
@@ -408,7 +415,7 @@ fn fprev(files: &[PathBuf], model: Option<&str>, keep: usize) -> anyhow::Result<
                     continue;
                 }
             };
-            let plan = match lm.rules.plan_with(probe.m, probe.n, probe.k, &config, fprev::through_linear(&probe.path)) {
+            let plan = match lm.rules.plan_layout(probe.m, probe.n, probe.k, &config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path)) {
                 Ok(p) => p,
                 Err(e) => {
                     println!("{tag} [{config}]: declined by the model: {e}");

@@ -240,7 +240,7 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
 
 /// `mmafuzz library check-predict`: a validation trace's logged kernels against what the
 /// models say without it (table, then predictor), per path, call and shape class.
-pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
+pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     use mmafuzz::library::fit::plan_of;
     use mmafuzz::library::gemm::LibraryEmulator;
     #[derive(Default, Clone, Copy)]
@@ -262,6 +262,7 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
     let mut wrongs: Vec<String> = vec![];
     // Why the model cannot run a logged kernel: (path, reason) -> GEMMs.
     let mut unmodelled: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut gap_lines: Vec<String> = vec![];
     for file in files {
         let t = read_trace(file)?;
         if let Some(seed) = t.provenance.get("validate_seed") {
@@ -276,11 +277,13 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
                 let traced = &ops[op][*i];
                 let truth = plan_of(&lm.rules, *op, traced.shape, &traced.config);
                 let class = if class.is_empty() { "-".to_string() } else { class.clone() };
-                let c = rows.entry((path.clone(), op.name().to_string(), class)).or_default();
+                let c = rows.entry((path.clone(), op.name().to_string(), class.clone())).or_default();
                 c.all += 1;
                 c.traced_ok += truth.is_ok() as usize;
                 if let Err(e) = &truth {
                     *unmodelled.entry((path.clone(), e.to_string())).or_default() += 1;
+                    let (m, n, k) = traced.shape;
+                    gap_lines.push(format!("{path}\t{}\t{m}\t{n}\t{k}\t{class}\t{}\t{e}\n", op.name(), traced.config));
                 }
                 let chosen = emu.choose(traced.shape, *op).ok().map(|(cfg, _)| cfg);
                 match (chosen.map(|cfg| (cfg, plan_of(&lm.rules, *op, traced.shape, cfg))), &truth) {
@@ -326,6 +329,11 @@ pub fn check_predict(files: &[PathBuf], gpu: &str) -> anyhow::Result<ExitCode> {
     }
     for ((path, why), n) in gaps.iter().take(30) {
         println!("  {n:>6}  {path}: {why}");
+    }
+    if let Some(out) = gaps_out {
+        let text: String = std::iter::once("path\tcall\tm\tn\tk\tclass\tkernel\twhy\n".to_string()).chain(gap_lines).collect();
+        mmafuzz::store::write_atomically(out, text.as_bytes()).with_context(|| format!("writing {}", out.display()))?;
+        println!("{} GEMMs whose kernel the models do not run: {}", text.lines().count() - 1, out.display());
     }
     Ok(if total.wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

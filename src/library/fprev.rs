@@ -20,7 +20,7 @@ use std::collections::HashMap;
 pub struct Probe {
     /// The script's path name: f64, f32, tf32, f16.f32, bf16.f32, f16 or bf16; `.linear` after
     /// f64, f32, tf32 or bf16: measured through F.linear with a zero bias (the bias epilogue's
-    /// kernels).
+    /// kernels), `.linear_nobias`: through F.linear without a bias.
     pub path: String,
     pub m: usize,
     pub n: usize,
@@ -45,7 +45,23 @@ pub struct Probe {
 
 #[derive(Debug, Deserialize)]
 struct File {
+    #[serde(default)]
+    info: Info,
     probes: Vec<Probe>,
+}
+
+/// Where a file's probes ran (the fields this comparison reads).
+#[derive(Debug, Default, Deserialize)]
+struct Info {
+    #[serde(default)]
+    gpu: String,
+}
+
+/// The probes of an FPRev output file's text, with the name of the GPU they ran on (empty
+/// where the file does not say).
+pub fn parse_with_gpu(text: &[u8]) -> Result<(String, Vec<Probe>), serde_json::Error> {
+    let f = serde_json::from_slice::<File>(text)?;
+    Ok((f.info.gpu, f.probes))
 }
 
 /// The probes of an FPRev output file's text.
@@ -56,7 +72,7 @@ pub fn parse(text: &[u8]) -> Result<Vec<Probe>, serde_json::Error> {
 /// The library path a probe's script path name stands for (`PATH.linear`: through F.linear;
 /// `PATH.addmm`: through torch.addmm with β = 1, the same schedule rules as torch.mm's).
 pub fn library_path(script_path: &str) -> Option<&'static str> {
-    Some(match script_path.trim_end_matches(".linear").trim_end_matches(".addmm") {
+    Some(match script_path.trim_end_matches(".linear_nobias").trim_end_matches(".linear").trim_end_matches(".addmm") {
         "f64" => "cublas.gemm.f64.f64.f64.f64",
         "f32" => "cublas.gemm.f32.f32.f32.f32",
         "tf32" => "cublas.gemm.f32.tf32.tf32.f32",
@@ -68,8 +84,14 @@ pub fn library_path(script_path: &str) -> Option<&'static str> {
     })
 }
 
-/// Whether a probe went through F.linear (with a zero bias) rather than torch.mm.
+/// Whether a probe went through F.linear (`.linear`: with a zero bias; `.linear_nobias`:
+/// without one) rather than torch.mm.
 pub fn through_linear(script_path: &str) -> bool {
+    script_path.ends_with(".linear") || script_path.ends_with(".linear_nobias")
+}
+
+/// Whether a probe went through F.linear's bias epilogue (a zero bias).
+pub fn through_bias(script_path: &str) -> bool {
     script_path.ends_with(".linear")
 }
 
@@ -255,6 +277,8 @@ mod tests {
         assert_eq!(library_path("tf32.linear"), Some("cublas.gemm.f32.tf32.tf32.f32"));
         assert_eq!(library_path("f8"), None);
         assert!(through_linear("f64.linear") && !through_linear("f16.addmm") && !through_linear("f16"));
+        assert!(through_linear("tf32.linear_nobias") && !through_bias("tf32.linear_nobias") && through_bias("tf32.linear"));
+        assert_eq!(library_path("f32.linear_nobias"), Some("cublas.gemm.f32.f32.f32.f32"));
     }
 
     #[test]

@@ -217,6 +217,12 @@ impl<'a> LibraryEmulator<'a> {
         Ok(self.model.rules.plan_layout(g.m, g.n, g.k, config, g.bias.is_some(), takes_weight_transposed(op, g.n, g.k))?)
     }
 
+    /// [`LibraryEmulator::plan_for`] for the PyTorch call `op` (F.linear hands the weight over
+    /// transposed, which some kernels read another way).
+    pub fn plan_shape(&self, (m, n, k): (usize, usize, usize), config: &KernelConfig, bias: bool, op: TorchOp) -> Result<Plan, GemmError> {
+        Ok(self.model.rules.plan_layout(m, n, k, config, bias, takes_weight_transposed(op, n, k))?)
+    }
+
     /// The schedule of an m×n×k GEMM under `config` (its elements' plan whatever part of the
     /// operands a [`Gemm`] holds).
     pub fn plan_for(&self, (m, n, k): (usize, usize, usize), config: &KernelConfig, bias: bool) -> Result<Plan, GemmError> {

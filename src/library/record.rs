@@ -8,7 +8,7 @@
 
 use super::gemm::{Gemm, GemmError, LibraryEmulator};
 use super::libgen::{self, KLine, Operand, Order, Style};
-use super::{KernelConfig, LibraryModel};
+use super::{KernelConfig, LibraryModel, TorchOp};
 use crate::case::hex;
 use crate::corpus::codec;
 use serde::{Deserialize, Serialize};
@@ -106,6 +106,19 @@ impl GemmRecord {
     /// The style the operands are generated in (`values`; absent = uniform).
     pub fn style(&self) -> Result<Style, RecordError> {
         self.values.as_deref().map_or(Ok(Style::Uniform), |v| v.parse().map_err(|e: libgen::UnknownStyle| RecordError::Field("values", e.to_string())))
+    }
+
+    /// The PyTorch call that made the GEMM: `_scaled_mm` on the FP8 paths; else F.linear with
+    /// (`bias`) or without a bias (B stored as the weight, `layout` "bt"), `addmm` (β 1) or
+    /// `torch.mm`.
+    pub fn op(&self) -> TorchOp {
+        match () {
+            _ if self.path.starts_with("cublaslt.") => TorchOp::ScaledMm,
+            _ if self.bias == 1 => TorchOp::LinearBias,
+            _ if self.layout.is_some() => TorchOp::Linear,
+            _ if self.beta == 1 => TorchOp::Addmm,
+            _ => TorchOp::Mm,
+        }
     }
 
     /// The recorded kernel configuration, if the record has one.
@@ -332,7 +345,7 @@ pub fn replay(record: &GemmRecord, model: &LibraryModel) -> Result<Replayed, Rec
             Err(e) => return Ok(Replayed { elements: want.len(), matched: 0, config: None, skipped: Some(e.to_string()), first_miss: None, misses: vec![] }),
         },
     };
-    let plan = match emu.plan_for(shape, &config, g.bias.is_some()) {
+    let plan = match emu.plan_shape(shape, &config, g.bias.is_some(), record.op()) {
         Ok(p) => p,
         Err(e) => return Ok(Replayed { elements: want.len(), matched: 0, config: Some(config), skipped: Some(e.to_string()), first_miss: None, misses: vec![] }),
     };
@@ -415,10 +428,16 @@ pub type Summary = std::collections::BTreeMap<(String, String), Tally>;
 /// The library model a record replays under by default: the one of the GPU it was recorded on
 /// where the GPU has its own (`h200:<path>` for an H200's cuBLAS GEMMs), else the default.
 pub fn model_of_record(rec: &GemmRecord) -> String {
+    model_of_gpu(&rec.gpu, &rec.path)
+}
+
+/// The library model of `path` for what ran on the GPU named `gpu` (as the driver names it):
+/// `h200:<path>` for an H200's cuBLAS GEMMs, else the default.
+pub fn model_of_gpu(gpu: &str, path: &str) -> String {
     const GPU_MODELS: [(&str, &str); 1] = [("NVIDIA H200", "h200")];
-    match GPU_MODELS.iter().find(|(name, _)| rec.gpu == *name) {
-        Some((_, key)) if rec.path.starts_with("cublas") => format!("{key}:{}", rec.path),
-        _ => crate::model::default_name(&rec.path),
+    match GPU_MODELS.iter().find(|(name, _)| gpu == *name) {
+        Some((_, key)) if path.starts_with("cublas") => format!("{key}:{path}"),
+        _ => crate::model::default_name(path),
     }
 }
 

@@ -61,6 +61,14 @@ pub struct ScheduleRules {
     /// kernel keeps the sum's (only visible where D carries NaN payloads, DGEMM).
     #[serde(default)]
     pub c_nan_first: Vec<u32>,
+    /// The algorithms whose unsplit chain starts from C (or the bias; -0 without either), so C
+    /// and the first product share one rounding (`CAdd::Chain`).
+    #[serde(default)]
+    pub chain_addend: Vec<u32>,
+    /// The algorithms whose epilogue keeps F.linear's bias's NaN where the sum is a NaN too
+    /// (C's NaN follows `c_nan_first`).
+    #[serde(default)]
+    pub bias_nan_first: Vec<u32>,
     /// Promote the tensor cores' partial sum into a separate f32 accumulator every this many
     /// k (FP8 GEMMs without fast accumulation): each stretch is chained from +0 and added to
     /// the accumulator by one rounded f32 addition. None: one chain per slice.
@@ -154,6 +162,10 @@ pub struct RuntimeSplitRule {
     /// Segment counts measured per shape (FPRev), "MxNxK:S" in PyTorch's m, n, k; S = 1: unsplit.
     #[serde(default)]
     pub segments: Vec<String>,
+    /// The same, measured through F.linear (the weight handed over transposed); F.linear at a
+    /// shape not listed here falls back to `segments`.
+    #[serde(default)]
+    pub linear_segments: Vec<String>,
 }
 
 fn no_tile_count() -> usize {
@@ -162,9 +174,10 @@ fn no_tile_count() -> usize {
 
 impl RuntimeSplitRule {
     /// The measured segment count of an m×n×k GEMM, if this rule learned it.
-    pub fn segments_of(&self, m: usize, n: usize, k: usize) -> Option<usize> {
+    pub fn segments_of(&self, m: usize, n: usize, k: usize, linear: bool) -> Option<usize> {
         let key = format!("{m}x{n}x{k}:");
-        self.segments.iter().find_map(|s| s.strip_prefix(&key)).and_then(|s| s.parse().ok())
+        let find = |list: &[String]| list.iter().find_map(|s| s.strip_prefix(&key)).and_then(|s| s.parse().ok());
+        linear.then(|| find(&self.linear_segments)).flatten().or_else(|| find(&self.segments))
     }
 
     /// The K ranges of `segments` segments over K (`k_tile` deep tiles, the later segments
@@ -306,6 +319,10 @@ pub struct SliceRule {
     /// reads the two orientations in different vector widths.
     #[serde(default)]
     pub column: Option<bool>,
+    /// Only where D has at least this many columns (PyTorch's n); narrower GEMMs are declined
+    /// (gemvNSP with customOption 10 runs another tree at n <= 16).
+    #[serde(default)]
+    pub n_min: Option<usize>,
     /// With `lanes_across_slices`: run only as many slices as K fills, min(splits,
     /// ceil(K / (lanes · lane_deal))) (the dot kernel's CTAs).
     #[serde(default)]
@@ -484,6 +501,7 @@ impl ScheduleRules {
                 positive(at("promote_every"), r.promote_every)?;
                 positive(at("k_max"), r.k_max)?;
                 positive(at("slice_k_max"), r.slice_k_max)?;
+                positive(at("n_min"), r.n_min)?;
             }
         }
         for (i, r) in self.runtime_split.iter().enumerate() {
@@ -492,7 +510,7 @@ impl ScheduleRules {
                 return Err(format!("{at}: algos is empty"));
             }
             positive(format!("{at}: k_tile"), r.k_tile)?;
-            for seg in &r.segments {
+            for seg in r.segments.iter().chain(&r.linear_segments) {
                 let ok = seg.split_once(':').and_then(|(shape, s)| {
                     let dims: Vec<usize> = shape.split('x').map(str::parse).collect::<Result<_, _>>().ok()?;
                     (dims.len() == 3 && dims.iter().all(|&d| d > 0) && s.parse::<usize>().ok()? > 0).then_some(())
@@ -543,7 +561,7 @@ impl ScheduleRules {
     /// transposed weight (with or without the bias).
     pub fn plan_layout(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool, linear: bool) -> Result<Plan, PlanError> {
         let mut plan = self.kernel_plan(m, n, k, config, bias, linear)?;
-        plan.c_nan_first = self.c_nan_first.contains(&config.algo);
+        plan.c_nan_first = self.c_nan_first.contains(&config.algo) || (bias && self.bias_nan_first.contains(&config.algo));
         let kind = match (config.split_k > 1, plan.slices.len() > 1 && plan.reduction == Reduction::None) {
             (true, _) => KernelKind::Split,
             (false, true) => KernelKind::Lanes,
@@ -555,7 +573,7 @@ impl ScheduleRules {
 
     fn kernel_plan(&self, m: usize, n: usize, k: usize, config: &KernelConfig, bias: bool, linear: bool) -> Result<Plan, PlanError> {
         let split = config.split_k > 1;
-        let rule = (self.gemv.iter().find(|r| r.applies(config, bias, linear, k) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1))).map(|r| (r, true)))
+        let rule = (self.gemv.iter().find(|r| r.applies(config, bias, linear, k) && r.split.is_none_or(|s| s == split) && r.column.is_none_or(|c| c == (n == 1)) && r.n_min.is_none_or(|x| n >= x)).map(|r| (r, true)))
             .or_else(|| self.slices.iter().find(|r| r.applies(config, bias, linear, k)).map(|r| (r, false)));
         let (rule, gemv) = (rule.map(|r| r.0), rule.is_some_and(|r| r.1));
         if let Some(why) = rule.and_then(|r| r.declined.as_ref()) {
@@ -574,10 +592,15 @@ impl ScheduleRules {
             .iter()
             .position(|c| c.algos.contains(&config.algo) && c.with_stages.is_none_or(|w| w == config.stages.is_some()) && c.bias.is_none_or(|b| b == bias))
             .map_or(0, |i| i + 1);
-        let c_add = if self.c_add_algos.is_empty() || self.c_add_algos.contains(&config.algo) { self.c_add } else { CAdd::Compute };
+        let seeded = config.split_k == 1 && self.chain_addend.contains(&config.algo);
+        let c_add = match () {
+            _ if seeded => CAdd::Chain,
+            _ if self.c_add_algos.is_empty() || self.c_add_algos.contains(&config.algo) => self.c_add,
+            _ => CAdd::Compute,
+        };
         let residue_first = rule.filter(|r| r.residue_first).and_then(|r| config.stage_k().or(r.k_tile));
         let bias_last = rule.is_some_and(|r| r.bias_last);
-        let bias_add = rule.and_then(|r| r.bias_add);
+        let bias_add = if seeded { Some(CAdd::Chain) } else { rule.and_then(|r| r.bias_add) };
         let promote_every = rule.and_then(|r| r.promote_every);
         let whole = |reduction| Plan { slices: vec![vec![0..k]], sum: None, reduction, residue_first, chain, c_add, bias_last, bias_add, promote_every, c_nan_first: false, scalars: None };
         match config.split_k {
@@ -595,7 +618,7 @@ impl ScheduleRules {
                 let Some(r) = self.runtime_split.iter().find(|r| r.algos.contains(&config.algo)) else {
                     return Err(PlanError::RuntimeSplit(config.to_string()));
                 };
-                let segments = match r.segments_of(m, n, k) {
+                let segments = match r.segments_of(m, n, k, linear) {
                     Some(s) => s,
                     None if config.output_tiles(m, n).is_some_and(|t| t >= r.unsplit_min_tiles) => 1,
                     None if r.unsplit_max_k.is_some_and(|max| k <= max) => 1,
@@ -789,7 +812,7 @@ mod tests {
     #[test]
     fn runtime_split_runs_unsplit_only_on_enough_tiles() {
         let mut r = rules();
-        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64, unsplit_max_k: None, addend: None, k_tile: None, combine: Combine::InOrder, segments: vec![] });
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64, unsplit_max_k: None, addend: None, k_tile: None, combine: Combine::InOrder, segments: vec![], linear_segments: vec![] });
         let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x64 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
         // 512x1000x1024: ceil(1000/128) * ceil(512/64) = 64 tiles; 3072x128: 1 * 48.
         assert_eq!(r.plan(512, 1000, 1024, &c).unwrap().slices, vec![vec![0..1024]]);
@@ -804,7 +827,7 @@ mod tests {
     fn segment_k_cuts_and_adds_as_measured() {
         let mut r = rules();
         let segments = vec!["384x1000x12288:5".into(), "1536x192x3000:2".into(), "1000x384x1024:1".into()];
-        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 65, unsplit_max_k: None, addend: None, k_tile: Some(32), combine: Combine::PairsFromEnd, segments });
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 65, unsplit_max_k: None, addend: None, k_tile: Some(32), combine: Combine::PairsFromEnd, segments, linear_segments: vec![] });
         let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x128 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
         let p = r.plan(384, 1000, 12288, &c).unwrap();
         let starts: Vec<usize> = p.slices.iter().map(|s| s[0].start / 32).collect();

@@ -208,12 +208,13 @@ fn fprev_trees_agree_with_the_schedules() {
     let (mut checked, mut pairs, mut declined) = (0, 0, vec![]);
     for entry in std::fs::read_dir(&dir).unwrap() {
         let file = entry.unwrap().path();
-        let probes = fprev::parse(&mmafuzz::store::read_text(&file).unwrap()).unwrap();
+        let (gpu, probes) = fprev::parse_with_gpu(&mmafuzz::store::read_text(&file).unwrap()).unwrap();
         for probe in probes.iter().filter(|p| p.counts.is_some()) {
-            let name = mmafuzz::model::default_name(fprev::library_path(&probe.path).unwrap());
+            // The models of the GPU the probes ran on (h200:<path> for an H200's).
+            let name = mmafuzz::library::record::model_of_gpu(&gpu, fprev::library_path(&probe.path).unwrap());
             let lm = models.entry(name.clone()).or_insert_with(|| LibraryModel::load(&name, None).unwrap());
             let config = fprev::config(probe).unwrap().unwrap();
-            let Ok(plan) = lm.rules.plan_with(probe.m, probe.n, probe.k, &config, fprev::through_linear(&probe.path)) else {
+            let Ok(plan) = lm.rules.plan_layout(probe.m, probe.n, probe.k, &config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path)) else {
                 declined.push(format!("{} {}x{}x{} [{config}]", probe.path, probe.m, probe.n, probe.k));
                 continue;
             };
