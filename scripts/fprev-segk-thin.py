@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Thins FPRev files of segment-K kernels to the pairs `mmafuzz library fprev` compares exactly.
 
-    python3 scripts/fprev-segk-thin.py OUT.json.gz IN.json.gz [IN ...]
+    python3 scripts/fprev-segk-thin.py OUT.json.xz IN.json.xz [IN ...]
 
 The probes (scripts/torch-fprev.py with `starts:32@` or `every:32:N`) measure count(q, p) at
 k-tile starts q = 32t. Tensor-core chains add fused 8-term blocks, which the comparison does
@@ -10,7 +10,7 @@ every tile start against K-1 (the root, or the chain of the last segment), and t
 starts against each other (the segments' reduction tree). A segment starts where
 count(32t, 32t+1) is 8: 32t opens a chain.
 """
-import gzip, json, sys
+import gzip, json, lzma, sys
 
 
 def thin(p):
@@ -35,12 +35,12 @@ def main():
         raise SystemExit(__doc__)
     probes, info = [], None
     for f in sys.argv[2:]:
-        d = json.load(gzip.open(f) if f.endswith(".gz") else open(f))
+        d = json.load(gzip.open(f, "rt") if f.endswith(".gz") else lzma.open(f, "rt") if f.endswith(".xz") else open(f))
         info = info or d.get("info")
         for p in d["probes"]:
             if "counts" in p and "numSplitsK=-1" in (p.get("config") or ""):
                 probes += thin(p)
-    with gzip.open(sys.argv[1], "wt") as f:
+    with (lzma.open(sys.argv[1], "wt", preset=9) if sys.argv[1].endswith(".xz") else gzip.open(sys.argv[1], "wt")) as f:
         json.dump({"info": info, "probes": probes}, f, separators=(",", ":"))
     print(f"wrote {sys.argv[1]}: {len(probes)} probes")
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Runs on the GPU machine (python3 with PyTorch): reveals cuBLAS's summation tree with FPRev.
 
-    python3 scripts/torch-fprev.py OUT.json[.gz] SPEC [SPEC ...] [--max-gemms N] [--no-config] [--only REGEX]
-    python3 scripts/torch-fprev.py OUT.json[.gz] --specs FILE ...   (specs one per line)
+    python3 scripts/torch-fprev.py OUT.json[.gz|.xz] SPEC [SPEC ...] [--max-gemms N] [--no-config] [--only REGEX]
+    python3 scripts/torch-fprev.py OUT.json[.gz|.xz] --specs FILE ...   (specs one per line)
 
 SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32, f16 (K <= 8), bf16 (K <= 257),
 f32.linear, tf32.linear, f64.linear, bf16.linear (F.linear with a zero bias; see `PATHS`), the same
@@ -17,7 +17,7 @@ deal k-tiles round robin are combined). ANCHORS ending in `@` probes only at the
 at every k (count(q,p) for anchor pairs only: how slices are combined, at a fraction of the GEMMs).
 Example:
 
-    python3 scripts/torch-fprev.py out.json.gz f64:384x384x1024:all f32:1x384x48:all f16.f32:1x2x1536:spread:48
+    python3 scripts/torch-fprev.py out.json.xz f64:384x384x1024:all f32:1x384x48:all f16.f32:1x2x1536:spread:48
 
 The method (FPRev). D[i,j] = sum_k A[i,k] B[k,j]. Row i gets one anchor q_i: A = a everywhere but
 A[i,q_i] = -BIG; column j gets one probe p_j: B = a everywhere but B[p_j,j] = +BIG. Element (i,j)
@@ -40,7 +40,7 @@ Output: {"info": {...}, "probes": [{"path","m","n","k","config","compute","kerne
 -3: not finite. When measurements of one pair disagree the smallest is written and the pair is
 listed in stats.inconsistent_examples.
 """
-import gzip, importlib.util, json, os, re, shutil, subprocess, sys, tempfile, time
+import gzip, importlib.util, json, lzma, os, re, shutil, subprocess, sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -338,7 +338,7 @@ def main():
               f" {flags or 'clean'} | {rec['config']} | {' '.join(kern)}", flush=True)
         torch.cuda.empty_cache()
     text = json.dumps({"info": info, "probes": probes}, separators=(",", ":"))
-    with (gzip.open(out, "wt") if out.endswith(".gz") else open(out, "w")) as f:
+    with (gzip.open(out, "wt") if out.endswith(".gz") else lzma.open(out, "wt", preset=9) if out.endswith(".xz") else open(out, "w")) as f:
         f.write(text)
     print(f"wrote {out}: {len(probes)} probes, {time.time() - t:.1f}s", flush=True)
 

@@ -246,7 +246,7 @@ pub enum LibraryCommand {
     /// count the model gives. How a schedule rule is checked against the GPU's tree directly,
     /// before rounding hides differences.
     Fprev {
-        /// FPRev output files (.json or .json.gz).
+        /// FPRev output files (.json, .json.gz or .json.xz).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Use this library model (file or name) for every probe instead of the one of the GPU
