@@ -79,6 +79,11 @@ pub enum LibraryCommand {
         /// (scripts/gap-shapes.py).
         #[arg(long)]
         gaps: Option<PathBuf>,
+        /// Check the predictors (and tables) `mmafuzz library fit` or `calibrate` wrote to this
+        /// directory instead of the embedded ones: DIR/<path>.predict.tsv.gz, and
+        /// DIR/<path>.configs.tsv.gz where present.
+        #[arg(long, value_name = "DIR")]
+        predictors: Option<PathBuf>,
     },
     /// Where two GPUs' kernel choices compute different bits: on every shape the first GPU's
     /// tables hold (traced there), the second GPU's kernel (its table, else its predictor: each
@@ -322,7 +327,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
         LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
         LibraryCommand::Calibrate { traces, gpu, out } => super::library_fit::calibrate(&traces, &gpu, &out),
-        LibraryCommand::CheckPredict { traces, gpu, gaps } => super::library_fit::check_predict(&traces, &gpu, gaps.as_deref()),
+        LibraryCommand::CheckPredict { traces, gpu, gaps, predictors } => super::library_fit::check_predict(&traces, &gpu, gaps.as_deref(), predictors.as_deref()),
         LibraryCommand::CompareGpus { from, to, path, list } => super::library_compare::compare(&from, &to, path.as_deref(), list),
         LibraryCommand::Fit { traces, gpu, out, seed, from_table, max_per_call, trees } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table, max_per_call, trees as usize),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),

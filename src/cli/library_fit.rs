@@ -160,7 +160,11 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
         let name = format!("{gpu}:{path}");
         let lm = LibraryModel::load(&name, None).with_context(|| format!("the trace's path {path} has no model {name}"))?;
         let hash = learning_hash(ops, path);
-        let fitted: Vec<(TorchOp, Fitted)> = ops.iter().map(|(op, v)| (*op, fit_op(&lm.rules, *op, v, seed, trees))).collect();
+        // Call kinds fit in parallel (each tree grows on one thread).
+        let fitted: Vec<(TorchOp, Fitted)> = {
+            use rayon::prelude::*;
+            ops.par_iter().map(|(op, v)| (*op, fit_op(&lm.rules, *op, v, seed, trees))).collect()
+        };
         let mut predictor = Predictor { unpredicted: unpredicted.get(path.as_str()).cloned().unwrap_or_default(), ..Predictor::default() };
         predictor.provenance = vec![
             format!("{name}: the kernel cuBLASLt runs, predicted per PyTorch call from the shape (`mmafuzz library fit`, {})", mmafuzz::store::today_utc()),
@@ -240,7 +244,7 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
 
 /// `mmafuzz library check-predict`: a validation trace's logged kernels against what the
 /// models say without it (table, then predictor), per path, call and shape class.
-pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::Path>, learned: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     use mmafuzz::library::fit::plan_of;
     use mmafuzz::library::gemm::LibraryEmulator;
     #[derive(Default, Clone, Copy)]
@@ -271,6 +275,9 @@ pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::
         for (path, ops) in &t.paths {
             let name = format!("{gpu}:{path}");
             let mut lm = LibraryModel::load(&name, None)?;
+            if let Some(dir) = learned {
+                lm = lm.with_learned_from(dir)?;
+            }
             lm.use_predictor = true;
             let emu = LibraryEmulator::new(&lm);
             for (op, class, i) in &t.classes[path] {

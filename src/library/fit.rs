@@ -12,11 +12,11 @@
 //! trees: 70% of all grow it, 15% calibrate it (a leaf that gets any of them wrong, or whose own
 //! learned shapes disagree, declines). The call kind's answer is the trees' where they agree.
 
-use super::config::KernelConfig;
+use super::config::{KernelConfig, Reduction};
 use super::gemm::{linear_takes_epilogue, takes_weight_transposed};
 use super::op::TorchOp;
 use super::predict::{leaf_of, prune, walk, Feature, Node, Walk};
-use super::schedule::{Plan, PlanError, ScheduleRules};
+use super::schedule::{CAdd, Plan, PlanError, ScheduleRules};
 use super::table::ConfigTable;
 use std::collections::HashMap;
 
@@ -29,12 +29,46 @@ pub struct Traced {
 
 /// The schedule a call of kind `op` at `shape` runs under `config`: F.linear's bias reaches
 /// the bias epilogue only where PyTorch uses it ([`linear_takes_epilogue`]). With α = β = 1,
-/// as the traced calls are: how a kernel would apply other α and β is left out, so that two
-/// kernels computing the same bits have equal plans.
+/// as the traced calls are, and without what cannot change D for this call ([`numeric_plan`]),
+/// so that two kernels computing the same bits have equal plans.
 pub fn plan_of(rules: &ScheduleRules, op: TorchOp, (m, n, k): (usize, usize, usize), config: &KernelConfig) -> Result<Plan, PlanError> {
     let bias = op == TorchOp::LinearBias && linear_takes_epilogue(n, k);
     let plan = rules.plan_layout(m, n, k, config, bias, takes_weight_transposed(op, n, k))?;
-    Ok(Plan { scalars: None, ..plan })
+    let c = op == TorchOp::Addmm || (op == TorchOp::LinearBias && !bias);
+    Ok(numeric_plan(Plan { scalars: None, ..plan }, c, bias))
+}
+
+/// `plan` with the fields the emulator does not read for a GEMM with C (`c`), with the bias
+/// epilogue (`bias`), or with neither, set to their defaults:
+/// - without C, the epilogue's C rule and NaN order matter only where the chain starts from -0
+///   (`CAdd::Chain`, K not split); without a bias, nothing of the bias rules does;
+/// - with C, the C rule matters only where K is not split (a split-K reduction adds C in f32);
+/// - with the bias epilogue, `c_add` is never read, and `bias_last` only by the in-place reduction;
+/// - a partial first k-tile changes nothing where every chain's length is a whole number of
+///   k-tiles or at most one.
+pub fn numeric_plan(mut plan: Plan, c: bool, bias: bool) -> Plan {
+    let unsplit = plan.slices.len() == 1;
+    if !c {
+        plan.c_add = if bias || !unsplit || plan.c_add != CAdd::Chain { CAdd::default() } else { CAdd::Chain };
+    } else if !unsplit {
+        plan.c_add = CAdd::default();
+    }
+    if !c && !bias {
+        plan.c_nan_first = false;
+    }
+    if !bias {
+        plan.bias_add = None;
+        plan.bias_last = false;
+    } else if plan.reduction != Reduction::Inplace {
+        plan.bias_last = false;
+    }
+    if let Some(kt) = plan.residue_first {
+        let len = |chain: &Vec<std::ops::Range<usize>>| chain.iter().map(|r| r.len()).sum::<usize>();
+        if plan.slices.iter().all(|s| len(s) % kt == 0 || len(s) <= kt) {
+            plan.residue_first = None;
+        }
+    }
+    plan
 }
 
 /// `config` without what no schedule rule of `rules` reads for it: two kernels with the same
@@ -137,23 +171,25 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
             })
         })
         .collect();
+    let labels = canonical_labels(rules, op, traced, &plans, &labels, &configs);
     let right_at = |i: usize, label: usize| match (&plans[i], plan_of(rules, op, traced[i].shape, &configs[label])) {
         (Ok(a), Ok(b)) => *a == b,
         _ => false,
     };
     let test: Vec<bool> = traced.iter().map(|t| tested(seed, t.shape)).collect();
-    let grower = Grower { traced, labels: &labels, n_labels: configs.len() };
-    let mut forest: Vec<Vec<Node>> = (0..trees.max(1))
+    let grower = Grower::new(traced, &labels, configs.len());
+    let grown: Vec<(Vec<Node>, Vec<LeafEvidence>)> = (0..trees.max(1))
         .map(|j| {
             let calib: Vec<bool> = traced.iter().map(|t| calibrates(seed, j, t.shape)).collect();
             let grow: Vec<usize> = (0..traced.len()).filter(|&i| !test[i] && !calib[i]).collect();
             let mut nodes = vec![];
             let mut leaf_members: Vec<(usize, Vec<usize>)> = vec![];
-            grower.grow(grow, 0, &mut nodes, &mut leaf_members);
-            calibrate(&mut nodes, &leaf_members, (0..traced.len()).filter(|&i| !test[i] && calib[i]), traced, &plans, &labels, &right_at);
-            nodes
+            grower.grow_tree(grow, &mut nodes, &mut leaf_members);
+            let evidence = leaf_evidence(&nodes, &leaf_members, (0..traced.len()).filter(|&i| !test[i] && calib[i]), traced, &plans, &right_at);
+            (nodes, evidence)
         })
         .collect();
+    let mut forest: Vec<Vec<Node>> = grown.iter().map(|(n, e)| decide(n, e, &labels, MIN_CONFIRMED)).collect();
     // Test, and the held-out counts each leaf keeps.
     let mut stats = FitStats { learned: traced.len(), ..FitStats::default() };
     let mut held: Vec<HashMap<usize, (usize, usize)>> = vec![HashMap::new(); forest.len()];
@@ -200,22 +236,80 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
         .filter(|&i| plans[i].is_err() || answer(&forest, traced[i].shape).is_none_or(|c| !right_at(i, c)))
         .map(|i| (traced[i].shape, traced[i].config.clone()))
         .collect();
-    // Subtrees that only decline become one decline (the held-out counts above are the grown trees').
-    let nodes = forest.iter().map(|t| prune(t)).collect();
-    Fitted { nodes, configs, exceptions, stats }
+    // Subtrees that only decline become one decline (the held-out counts above are the grown
+    // trees'), and only the configurations a leaf answers with are kept.
+    let mut nodes: Vec<Vec<Node>> = forest.iter().map(|t| prune(t)).collect();
+    let mut kept: Vec<KernelConfig> = vec![];
+    let mut new_id: HashMap<usize, usize> = HashMap::new();
+    for n in nodes.iter_mut().flatten() {
+        if let Node::Leaf { config, .. } = n {
+            *config = *new_id.entry(*config).or_insert_with(|| {
+                kept.push(configs[*config].clone());
+                kept.len() - 1
+            });
+        }
+    }
+    Fitted { nodes, configs: kept, exceptions, stats }
 }
 
-/// A leaf declines where its own learned shapes disagree numerically with its answer, a
-/// calibration shape reaching it gets a wrong answer, or none confirms it.
-fn calibrate(
-    nodes: &mut [Node],
+/// How many more frequent labels a shape's label is checked against by [`canonical_labels`].
+const CANONICAL_CANDIDATES: usize = 64;
+
+/// Each shape's label made canonical: the most frequent label (of those with its split-K and
+/// reduction, among the [`CANONICAL_CANDIDATES`] most frequent) whose plan at that shape is the
+/// shape's own. Kernels that differ in tile or stages often compute the same bits at a shape;
+/// labelled alike, the trees split where the arithmetic changes rather than where cuBLASLt's
+/// choice of an equivalent kernel does.
+fn canonical_labels(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], plans: &[Result<Plan, PlanError>], labels: &[usize], configs: &[KernelConfig]) -> Vec<usize> {
+    use rayon::prelude::*;
+    let mut freq = vec![0usize; configs.len()];
+    for &l in labels {
+        freq[l] += 1;
+    }
+    let mut by_freq: Vec<usize> = (0..configs.len()).collect();
+    by_freq.sort_unstable_by_key(|&l| (std::cmp::Reverse(freq[l]), l));
+    let rank: Vec<usize> = {
+        let mut r = vec![0; configs.len()];
+        for (i, &l) in by_freq.iter().enumerate() {
+            r[l] = i;
+        }
+        r
+    };
+    (0..traced.len())
+        .into_par_iter()
+        .map(|i| {
+            let own = labels[i];
+            let Ok(truth) = &plans[i] else { return own };
+            let alike = |c: &KernelConfig| c.split_k == configs[own].split_k && c.reduction == configs[own].reduction;
+            by_freq[..rank[own].min(CANONICAL_CANDIDATES)]
+                .iter()
+                .copied()
+                .find(|&c| alike(&configs[c]) && plan_of(rules, op, traced[i].shape, &configs[c]).is_ok_and(|p| p == *truth))
+                .unwrap_or(own)
+        })
+        .collect()
+}
+
+/// What the learning and calibration shapes say of one leaf of a grown tree.
+struct LeafEvidence {
+    leaf: usize,
+    members: Vec<usize>,
+    /// Learned shapes reaching it whose plan its answer does not give.
+    impure: usize,
+    /// Calibration shapes reaching it that its answer gets wrong, and right.
+    wrong: usize,
+    confirmed: usize,
+}
+
+/// Each leaf's evidence: its learned shapes and the calibration shapes that reach it.
+fn leaf_evidence(
+    nodes: &[Node],
     leaf_members: &[(usize, Vec<usize>)],
     calibration: impl Iterator<Item = usize>,
     traced: &[Traced],
     plans: &[Result<Plan, PlanError>],
-    labels: &[usize],
-    right_at: &dyn Fn(usize, usize) -> bool,
-) {
+    right_at: &(dyn Fn(usize, usize) -> bool + Sync),
+) -> Vec<LeafEvidence> {
     let mut calib_wrong: HashMap<usize, usize> = HashMap::new();
     let mut calib_right: HashMap<usize, usize> = HashMap::new();
     for i in calibration {
@@ -226,24 +320,43 @@ fn calibrate(
             }
         }
     }
-    for (leaf, members) in leaf_members {
-        let Node::Leaf { config, support, .. } = nodes[*leaf] else { continue };
-        let impure = members.iter().filter(|&&i| plans[i].is_ok() && !right_at(i, config)).count();
-        let wrong = calib_wrong.get(leaf).copied().unwrap_or(0);
-        let confirmed = calib_right.get(leaf).copied().unwrap_or(0);
-        if impure > 0 || wrong > 0 || support < MIN_SUPPORT || confirmed < MIN_CONFIRMED {
-            let reason = if impure > 0 {
-                format!("the learned shapes nearest this one ran {} numerically different kernels", distinct(members.iter().map(|&i| labels[i])))
-            } else if wrong > 0 {
-                format!("{wrong} held-out shape(s) near this one ran another kernel than the learned ones")
+    leaf_members
+        .iter()
+        .filter_map(|(leaf, members)| {
+            let Node::Leaf { config, .. } = nodes[*leaf] else { return None };
+            let impure = members.iter().filter(|&&i| plans[i].is_ok() && !right_at(i, config)).count();
+            Some(LeafEvidence {
+                leaf: *leaf,
+                members: members.clone(),
+                impure,
+                wrong: calib_wrong.get(leaf).copied().unwrap_or(0),
+                confirmed: calib_right.get(leaf).copied().unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+/// The grown tree with a decline in place of every leaf that is unsure: its own learned shapes
+/// disagree numerically with its answer, a calibration shape reaching it gets a wrong answer,
+/// or fewer than `min_confirmed` confirm it.
+fn decide(nodes: &[Node], evidence: &[LeafEvidence], labels: &[usize], min_confirmed: usize) -> Vec<Node> {
+    let mut nodes = nodes.to_vec();
+    for e in evidence {
+        let Node::Leaf { support, .. } = nodes[e.leaf] else { continue };
+        if e.impure > 0 || e.wrong > 0 || support < MIN_SUPPORT || e.confirmed < min_confirmed {
+            let reason = if e.impure > 0 {
+                format!("the learned shapes nearest this one ran {} numerically different kernels", distinct(e.members.iter().map(|&i| labels[i])))
+            } else if e.wrong > 0 {
+                format!("{} held-out shape(s) near this one ran another kernel than the learned ones", e.wrong)
             } else if support < MIN_SUPPORT {
                 format!("only {support} learned shape(s) ran this kernel here: too few to trust")
             } else {
                 "no held-out shape near this one confirmed the learned kernel".to_string()
             };
-            nodes[*leaf] = Node::Decline { support, reason };
+            nodes[e.leaf] = Node::Decline { support, reason };
         }
     }
+    nodes
 }
 
 fn distinct(labels: impl Iterator<Item = usize>) -> usize {
@@ -254,74 +367,110 @@ fn distinct(labels: impl Iterator<Item = usize>) -> usize {
 }
 
 struct Grower<'a> {
-    traced: &'a [Traced],
     labels: &'a [usize],
     n_labels: usize,
+    /// Every shape's features, `values[i * F + f]` for feature `Feature::ALL[f]`.
+    values: Vec<f64>,
 }
 
-impl Grower<'_> {
-    /// Grow the subtree of `members` at the end of `nodes` (pre-order: children after their
-    /// parent); every leaf's members go to `leaves`.
-    fn grow(&self, members: Vec<usize>, depth: usize, nodes: &mut Vec<Node>, leaves: &mut Vec<(usize, Vec<usize>)>) {
-        let at = nodes.len();
-        let majority = self.majority(&members);
-        let pure = members.iter().all(|&i| self.labels[i] == majority);
-        let split = if pure || depth >= MAX_DEPTH || members.len() < 2 { None } else { self.best_split(&members) };
-        let Some((feature, threshold)) = split else {
-            nodes.push(Node::Leaf { config: majority, support: members.len(), held: (0, 0) });
-            leaves.push((at, members));
-            return;
-        };
-        nodes.push(Node::Split { feature, threshold, left: 0, right: 0 });
-        let (l, r): (Vec<usize>, Vec<usize>) = members.into_iter().partition(|&i| feature.of(self.traced[i].shape) <= threshold);
-        let left = nodes.len();
-        self.grow(l, depth + 1, nodes, leaves);
-        let right = nodes.len();
-        self.grow(r, depth + 1, nodes, leaves);
-        nodes[at] = Node::Split { feature, threshold, left, right };
+const F: usize = Feature::ALL.len();
+
+impl<'a> Grower<'a> {
+    fn new(traced: &[Traced], labels: &'a [usize], n_labels: usize) -> Grower<'a> {
+        let values = traced.iter().flat_map(|t| Feature::ALL.map(|f| f.of(t.shape))).collect();
+        Grower { labels, n_labels, values }
     }
 
-    fn majority(&self, members: &[usize]) -> usize {
+    fn value(&self, i: u32, f: usize) -> f64 {
+        self.values[i as usize * F + f]
+    }
+
+    /// Grow a tree over `members` at the end of `nodes`; every leaf's members go to `leaves`.
+    /// Each feature's members are sorted once here and kept sorted through the splits, so that a
+    /// node's best split is one pass per feature.
+    fn grow_tree(&self, members: Vec<usize>, nodes: &mut Vec<Node>, leaves: &mut Vec<(usize, Vec<usize>)>) {
+        if members.is_empty() {
+            nodes.push(Node::Decline { support: 0, reason: "no learned shapes".into() });
+            return;
+        }
+        let sorted: Vec<Vec<u32>> = (0..F)
+            .map(|f| {
+                let mut v: Vec<u32> = members.iter().map(|&i| i as u32).collect();
+                v.sort_by(|&a, &b| self.value(a, f).total_cmp(&self.value(b, f)).then(a.cmp(&b)));
+                v
+            })
+            .collect();
+        let mut left = vec![false; self.values.len() / F];
+        self.grow(sorted, 0, nodes, leaves, &mut left);
+    }
+
+    /// Grow the subtree of the members (each feature's list of them sorted by that feature) at
+    /// the end of `nodes` (pre-order: children after their parent); `goes_left` is scratch.
+    fn grow(&self, sorted: Vec<Vec<u32>>, depth: usize, nodes: &mut Vec<Node>, leaves: &mut Vec<(usize, Vec<usize>)>, goes_left: &mut [bool]) {
+        let at = nodes.len();
+        let members = &sorted[0];
+        let majority = self.majority(members);
+        let pure = members.iter().all(|&i| self.labels[i as usize] == majority);
+        let split = if pure || depth >= MAX_DEPTH || members.len() < 2 { None } else { self.best_split(&sorted) };
+        let Some((f, threshold)) = split else {
+            nodes.push(Node::Leaf { config: majority, support: members.len(), held: (0, 0) });
+            leaves.push((at, members.iter().map(|&i| i as usize).collect()));
+            return;
+        };
+        nodes.push(Node::Split { feature: Feature::ALL[f], threshold, left: 0, right: 0 });
+        for &i in members {
+            goes_left[i as usize] = self.value(i, f) <= threshold;
+        }
+        let (l, r): (Vec<Vec<u32>>, Vec<Vec<u32>>) = sorted.into_iter().map(|v| v.into_iter().partition(|&i| goes_left[i as usize])).unzip();
+        let left = nodes.len();
+        self.grow(l, depth + 1, nodes, leaves, goes_left);
+        let right = nodes.len();
+        self.grow(r, depth + 1, nodes, leaves, goes_left);
+        nodes[at] = Node::Split { feature: Feature::ALL[f], threshold, left, right };
+    }
+
+    fn majority(&self, members: &[u32]) -> usize {
         let mut counts: HashMap<usize, usize> = HashMap::new();
         for &i in members {
-            *counts.entry(self.labels[i]).or_default() += 1;
+            *counts.entry(self.labels[i as usize]).or_default() += 1;
         }
         counts.into_iter().max_by_key(|&(label, c)| (c, std::cmp::Reverse(label))).map_or(0, |(l, _)| l)
     }
 
-    /// The split of least weighted Gini impurity, None where no split separates anything.
-    fn best_split(&self, members: &[usize]) -> Option<(Feature, f64)> {
+    /// The split (feature index, threshold) of least weighted Gini impurity, None where no
+    /// split separates anything.
+    fn best_split(&self, sorted: &[Vec<u32>]) -> Option<(usize, f64)> {
+        let members = &sorted[0];
         let total = members.len() as f64;
         let mut all = vec![0usize; self.n_labels];
         for &i in members {
-            all[self.labels[i]] += 1;
+            all[self.labels[i as usize]] += 1;
         }
         let sq = |c: &[usize]| c.iter().map(|&x| (x * x) as f64).sum::<f64>();
         let parent = total - sq(&all) / total;
-        let mut best: Option<(f64, Feature, f64)> = None;
-        let mut order: Vec<(f64, usize)> = Vec::with_capacity(members.len());
-        for feature in Feature::ALL {
-            order.clear();
-            order.extend(members.iter().map(|&i| (feature.of(self.traced[i].shape), self.labels[i])));
-            order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-            if order[0].0 == order[order.len() - 1].0 {
+        let mut best: Option<(f64, usize, f64)> = None;
+        let mut left = vec![0usize; self.n_labels];
+        for (f, order) in sorted.iter().enumerate() {
+            let (first, last) = (self.value(order[0], f), self.value(order[order.len() - 1], f));
+            if first == last {
                 continue;
             }
-            let mut left = vec![0usize; self.n_labels];
+            left.iter_mut().for_each(|x| *x = 0);
             let (mut left_sq, mut right_sq) = (0.0f64, sq(&all));
             for j in 0..order.len() - 1 {
-                let label = order[j].1;
+                let label = self.labels[order[j] as usize];
                 let (lc, rc) = (left[label] as f64, (all[label] - left[label]) as f64);
                 left_sq += 2.0 * lc + 1.0;
                 right_sq -= 2.0 * rc - 1.0;
                 left[label] += 1;
-                if order[j].0 == order[j + 1].0 {
+                let (here, next) = (self.value(order[j], f), self.value(order[j + 1], f));
+                if here == next {
                     continue;
                 }
                 let (nl, nr) = ((j + 1) as f64, total - (j + 1) as f64);
                 let impurity = (nl - left_sq / nl) + (nr - right_sq / nr);
                 if impurity < parent - 1e-9 && best.is_none_or(|b| impurity < b.0) {
-                    best = Some((impurity, feature, midpoint(order[j].0, order[j + 1].0)));
+                    best = Some((impurity, f, midpoint(here, next)));
                 }
             }
         }

@@ -64,11 +64,6 @@ pub fn parse_with_gpu(text: &[u8]) -> Result<(String, Vec<Probe>), serde_json::E
     Ok((f.info.gpu, f.probes))
 }
 
-/// The probes of an FPRev output file's text.
-pub fn parse(text: &[u8]) -> Result<Vec<Probe>, serde_json::Error> {
-    Ok(serde_json::from_slice::<File>(text)?.probes)
-}
-
 /// The library path a probe's script path name stands for (`PATH.linear`: through F.linear;
 /// `PATH.addmm`: through torch.addmm with β = 1, the same schedule rules as torch.mm's).
 pub fn library_path(script_path: &str) -> Option<&'static str> {

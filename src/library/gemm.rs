@@ -214,7 +214,7 @@ impl<'a> LibraryEmulator<'a> {
     /// The plan of `g` made by the PyTorch call `op` (F.linear passes its weight transposed,
     /// which some kernels read another way).
     pub fn plan_op(&self, g: &Gemm, config: &KernelConfig, op: TorchOp) -> Result<Plan, GemmError> {
-        Ok(self.model.rules.plan_layout(g.m, g.n, g.k, config, g.bias.is_some(), takes_weight_transposed(op, g.n, g.k))?)
+        self.plan_shape((g.m, g.n, g.k), config, g.bias.is_some(), op)
     }
 
     /// [`LibraryEmulator::plan_for`] for the PyTorch call `op` (F.linear hands the weight over

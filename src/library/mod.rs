@@ -51,7 +51,9 @@ macro_rules! gpu_data {
 const TABLES: &[(&str, &[u8], &[u8])] = gpu_data!(
     "h100": [
         "cublas.gemm.f32.f16.f16.f32", "cublas.gemm.f16.f16.f16.f16", "cublas.gemm.f32.bf16.bf16.f32", "cublas.gemm.bf16.bf16.bf16.bf16",
-        "cublas.gemm.f32.tf32.tf32.f32", "cublas.gemm.f32.f32.f32.f32", "cublas.gemm.f64.f64.f64.f64"
+        "cublas.gemm.f32.tf32.tf32.f32", "cublas.gemm.f32.f32.f32.f32", "cublas.gemm.f64.f64.f64.f64",
+        "cublaslt.matmul.f32.e4m3.e4m3.f32", "cublaslt.matmul.f32.e4m3.e4m3.f32.fast_accum", "cublaslt.matmul.f32.e4m3.e5m2.f32",
+        "cublaslt.matmul.f32.e5m2.e4m3.f32"
     ],
     "h200": [
         "cublas.gemm.f32.f16.f16.f32", "cublas.gemm.f16.f16.f16.f16", "cublas.gemm.f32.bf16.bf16.f32", "cublas.gemm.bf16.bf16.bf16.bf16",
@@ -140,6 +142,22 @@ impl LibraryModel {
             },
         };
         Ok(LibraryModel { chain, variants, rules, table, predictor, table_source, use_predictor: false })
+    }
+
+    /// This model with the predictor (and the kernel table, where there is one) of a directory
+    /// that `mmafuzz library fit` or `calibrate` wrote: `DIR/<path>.predict.tsv.gz` and
+    /// `DIR/<path>.configs.tsv.gz`, so that a fit is checked before it is embedded. A missing
+    /// predictor file is an error; a missing table keeps the model's own.
+    pub fn with_learned_from(mut self, dir: &std::path::Path) -> Result<LibraryModel, LibraryError> {
+        let path = self.chain.name.split_once(':').map_or(self.chain.name.as_str(), |(_, p)| p).to_string();
+        let read = |file: std::path::PathBuf| std::fs::read(&file).map_err(|e| LibraryError::Table { path: file.display().to_string(), message: e.to_string() });
+        let predictor = dir.join(format!("{path}.predict.tsv.gz"));
+        self.predictor = parse_predictor(&read(predictor.clone())?, &predictor.display().to_string())?;
+        let table = dir.join(format!("{path}.configs.tsv.gz"));
+        if table.exists() {
+            self.table = parse_table(&read(table.clone())?, &table.display().to_string())?;
+        }
+        Ok(self)
     }
 
     /// Names of the embedded library models.

@@ -51,14 +51,14 @@ const PREDICTED: [(&str, usize, usize); 7] = [
     ("h200-validate-58701.tsv.gz", 21_432, 15),
 ];
 
-/// (exact, wrong, modelled) over a validation trace's GEMMs whose logged kernel the models
-/// run, without (false) or with (true) the predictor.
-fn score(name: &str, predict: bool) -> (usize, usize, usize) {
+/// (exact, wrong, modelled) over a validation trace's GEMMs whose logged kernel the models of
+/// `gpu` run, without (false) or with (true) the predictor.
+fn score(gpu: &str, name: &str, predict: bool) -> (usize, usize, usize) {
     let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
     let (mut exact, mut wrong, mut all) = (0, 0, 0);
     for (path, op, shape, logged) in validation(name) {
         let lm = models.entry(path.clone()).or_insert_with(|| {
-            let mut lm = LibraryModel::load(&format!("h200:{path}"), None).unwrap();
+            let mut lm = LibraryModel::load(&format!("{gpu}:{path}"), None).unwrap();
             lm.use_predictor = predict;
             lm
         });
@@ -84,10 +84,10 @@ fn score(name: &str, predict: bool) -> (usize, usize, usize) {
 fn h200_models_decline_rather_than_guess() {
     let mut failed = Vec::new();
     for (name, min_exact, max_wrong) in PREDICTED {
-        let (exact, wrong, all) = score(name, false);
+        let (exact, wrong, all) = score("h200", name, false);
         assert!(all > 29_000, "{name}: {all} GEMMs");
         assert_eq!(wrong, 0, "{name}: {wrong} wrong of {all} without the predictor ({exact} exact)");
-        let (exact, wrong, _) = score(name, true);
+        let (exact, wrong, _) = score("h200", name, true);
         eprintln!("{name} with the predictor: {exact} exact, {wrong} wrong of {all}");
         if wrong > max_wrong || exact < min_exact {
             failed.push(format!("{name}: {exact} exact (at least {min_exact}), {wrong} wrong (at most {max_wrong}) of {all}"));
@@ -172,4 +172,43 @@ fn h200_gap_gemms_are_exact_or_declined() {
     let gemm_sn = &summary[&("cublas.gemm.bf16.bf16.bf16.bf16".to_string(), "algo 11".to_string())];
     assert_eq!((gemm_sn.gemms, gemm_sn.exact), (170, 170));
     assert_eq!((gemms, exact), (2720, 2674));
+}
+
+/// The H100's predictors, learned from its cuBLASLt heuristic asked at 38.8 million shapes
+/// (dense draw seed 58802, report/fit-h100-dense.txt) and calibrated on the H100 traces of
+/// seeds 59102 and 59103, on calls PyTorch ran on the H100 that were used for neither (seed
+/// 59101, report/predict-h100-59101.txt): without the predictor the H100's tables give no
+/// wrong kernel; with it, exact and wrong answers stay where they were measured.
+#[test]
+fn h100_predictors_on_fresh_h100_calls() {
+    let name = "h100-validate-59101.tsv.gz";
+    let (_, wrong, all) = score("h100", name, false);
+    assert!(all > 32_000, "{name}: {all} GEMMs");
+    assert_eq!(wrong, 0, "{name}: {wrong} wrong of {all} without the predictor");
+    let (exact, wrong, _) = score("h100", name, true);
+    eprintln!("{name} with the predictor: {exact} exact, {wrong} wrong of {all}");
+    assert!(exact >= H100_EXACT && wrong <= H100_WRONG, "{name}: {exact} exact (at least {H100_EXACT}), {wrong} wrong (at most {H100_WRONG}) of {all}");
+}
+
+/// What `h100_predictors_on_fresh_h100_calls` measured.
+const H100_EXACT: usize = 23_223;
+const H100_WRONG: usize = 11;
+
+/// A fit's output directory stands in for the embedded predictor (and table, where it holds
+/// one) before it is embedded; a directory without the path's predictor is an error.
+#[test]
+fn a_fitted_directory_replaces_the_embedded_predictor() {
+    let dir = std::env::temp_dir().join(format!("mmafuzz-learned-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = "h100:cublas.gemm.bf16.bf16.bf16.bf16";
+    let missing = LibraryModel::load(name, None).unwrap().with_learned_from(&dir);
+    assert!(missing.err().is_some_and(|e| e.to_string().contains("cublas.gemm.bf16.bf16.bf16.bf16.predict.tsv.gz")));
+    let text = "# one leaf\ncfg\t0\talgoId=24 tile=MATMUL_TILE_64x64\nop\tmm\nleaf\t0\t9\t9\t9\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+    std::fs::write(dir.join("cublas.gemm.bf16.bf16.bf16.bf16.predict.tsv.gz"), gz.finish().unwrap()).unwrap();
+    let lm = LibraryModel::load(name, None).unwrap().with_learned_from(&dir).unwrap();
+    assert_eq!(lm.predictor.provenance, vec!["one leaf".to_string()]);
+    assert!(lm.table.len() > 1000, "the model's own table stays: {}", lm.table.len());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
