@@ -185,7 +185,7 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
             let mut nodes = vec![];
             let mut leaf_members: Vec<(usize, Vec<usize>)> = vec![];
             grower.grow_tree(grow, &mut nodes, &mut leaf_members);
-            let evidence = leaf_evidence(&nodes, &leaf_members, (0..traced.len()).filter(|&i| !test[i] && calib[i]), traced, &plans, &right_at);
+            let evidence = leaf_evidence(&nodes, leaf_members, (0..traced.len()).filter(|&i| !test[i] && calib[i]), traced, &plans, &right_at);
             (nodes, evidence)
         })
         .collect();
@@ -304,11 +304,11 @@ struct LeafEvidence {
 /// Each leaf's evidence: its learned shapes and the calibration shapes that reach it.
 fn leaf_evidence(
     nodes: &[Node],
-    leaf_members: &[(usize, Vec<usize>)],
+    leaf_members: Vec<(usize, Vec<usize>)>,
     calibration: impl Iterator<Item = usize>,
     traced: &[Traced],
     plans: &[Result<Plan, PlanError>],
-    right_at: &(dyn Fn(usize, usize) -> bool + Sync),
+    right_at: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<LeafEvidence> {
     let mut calib_wrong: HashMap<usize, usize> = HashMap::new();
     let mut calib_right: HashMap<usize, usize> = HashMap::new();
@@ -321,16 +321,16 @@ fn leaf_evidence(
         }
     }
     leaf_members
-        .iter()
+        .into_iter()
         .filter_map(|(leaf, members)| {
-            let Node::Leaf { config, .. } = nodes[*leaf] else { return None };
+            let Node::Leaf { config, .. } = nodes[leaf] else { return None };
             let impure = members.iter().filter(|&&i| plans[i].is_ok() && !right_at(i, config)).count();
             Some(LeafEvidence {
-                leaf: *leaf,
-                members: members.clone(),
+                leaf,
+                members,
                 impure,
-                wrong: calib_wrong.get(leaf).copied().unwrap_or(0),
-                confirmed: calib_right.get(leaf).copied().unwrap_or(0),
+                wrong: calib_wrong.get(&leaf).copied().unwrap_or(0),
+                confirmed: calib_right.get(&leaf).copied().unwrap_or(0),
             })
         })
         .collect()
