@@ -189,7 +189,7 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
             (nodes, evidence)
         })
         .collect();
-    let mut forest: Vec<Vec<Node>> = grown.iter().map(|(n, e)| decide(n, e, &labels, MIN_CONFIRMED)).collect();
+    let mut forest: Vec<Vec<Node>> = grown.iter().map(|(n, e)| decide(n, e, &labels)).collect();
     // Test, and the held-out counts each leaf keeps.
     let mut stats = FitStats { learned: traced.len(), ..FitStats::default() };
     let mut held: Vec<HashMap<usize, (usize, usize)>> = vec![HashMap::new(); forest.len()];
@@ -338,12 +338,12 @@ fn leaf_evidence(
 
 /// The grown tree with a decline in place of every leaf that is unsure: its own learned shapes
 /// disagree numerically with its answer, a calibration shape reaching it gets a wrong answer,
-/// or fewer than `min_confirmed` confirm it.
-fn decide(nodes: &[Node], evidence: &[LeafEvidence], labels: &[usize], min_confirmed: usize) -> Vec<Node> {
+/// or fewer than [`MIN_CONFIRMED`] confirm it.
+fn decide(nodes: &[Node], evidence: &[LeafEvidence], labels: &[usize]) -> Vec<Node> {
     let mut nodes = nodes.to_vec();
     for e in evidence {
         let Node::Leaf { support, .. } = nodes[e.leaf] else { continue };
-        if e.impure > 0 || e.wrong > 0 || support < MIN_SUPPORT || e.confirmed < min_confirmed {
+        if e.impure > 0 || e.wrong > 0 || support < MIN_SUPPORT || e.confirmed < MIN_CONFIRMED {
             let reason = if e.impure > 0 {
                 format!("the learned shapes nearest this one ran {} numerically different kernels", distinct(e.members.iter().map(|&i| labels[i])))
             } else if e.wrong > 0 {
