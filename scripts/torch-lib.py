@@ -217,12 +217,12 @@ def configs(out, paths, big=False):
 def table_shapes(path, per_family, rng):
     """Shapes of a path's learned table, up to `per_family` of each kernel family
     (algorithm, split or not, reduction scheme), cheapest first among a random draw."""
-    import gzip
-    name = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "sm90", "cublas", f"{path}.configs.tsv.gz")
+    import lzma
+    name = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "h100", "cublas", f"{path}.configs.tsv.xz")
     if not os.path.exists(name):
         return []
     cfg, fam = {}, {}
-    for line in gzip.open(name, "rt"):
+    for line in lzma.open(name, "rt"):
         f = line.rstrip("\n").split("\t")
         if f[0].startswith("#"):
             continue

@@ -18,7 +18,11 @@ const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0];
 /// The text of a file, decompressed when it is gzip or xz (told by its first bytes, so a
 /// misnamed file still reads right).
 pub fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
-    let raw = std::fs::read(path)?;
+    decompress(std::fs::read(path)?)
+}
+
+/// `raw` decompressed when it is gzip or xz (told by its first bytes), else as it is.
+pub fn decompress(raw: Vec<u8>) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     if raw.starts_with(GZ_MAGIC) {
         flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out)?;
@@ -28,6 +32,22 @@ pub fn read_text(path: &Path) -> std::io::Result<Vec<u8>> {
         return Ok(raw);
     }
     Ok(out)
+}
+
+/// File name endings of tab-separated tables (kernel tables, predictors), most preferred
+/// first: xz, gzip, plain.
+pub const TSV_ENDINGS: [&str; 3] = [".tsv.xz", ".tsv.gz", ".tsv"];
+
+/// The table file for `stem` in `dir`: the one that exists (`.tsv.xz`, `.tsv.gz`, `.tsv`, in
+/// that order), or `.tsv.xz` for a new one. A table rewritten keeps its format.
+pub fn tsv_file(dir: &Path, stem: &str) -> std::path::PathBuf {
+    TSV_ENDINGS.iter().map(|e| dir.join(format!("{stem}{e}"))).find(|p| p.exists()).unwrap_or_else(|| dir.join(format!("{stem}{}", TSV_ENDINGS[0])))
+}
+
+/// A table file's name without its ending (`x.configs.tsv.xz` -> `x.configs`), or None where
+/// it is not a table file.
+pub fn tsv_stem(name: &str) -> Option<&str> {
+    TSV_ENDINGS.iter().find_map(|e| name.strip_suffix(e))
 }
 
 /// File name endings of line files, most preferred first: xz (the corpus), gzip, plain.

@@ -26,7 +26,7 @@ def _gemms():
 
 
 def _table(dtype):
-    return os.path.join(DIR, f"{PATH[dtype]}.configs.tsv.gz")
+    return os.path.join(DIR, f"{PATH[dtype]}.configs.tsv.xz")
 
 
 def test_every_traced_gemm_is_torchs_bits():

@@ -41,10 +41,10 @@ pub enum LibraryCommand {
     },
     /// Run a program under cuBLASLt's trace log and write a kernel table per library path of
     /// every GEMM it made (shape, PyTorch call, kernel; the GPU's name from nvidia-smi):
-    /// DIR/<path>.configs.tsv.gz, for `gemm --table`, `library config --table` anywhere later.
+    /// DIR/<path>.configs.tsv.xz, for `gemm --table`, `library config --table` anywhere later.
     ///
     ///   mmafuzz library trace --out my-model -- python3 forward.py
-    ///   mmafuzz gemm --model h200:cublas.gemm.bf16.bf16.bf16.bf16 --table my-model/cublas.gemm.bf16.bf16.bf16.bf16.configs.tsv.gz --a x.npy --b w.npy --out d.npy
+    ///   mmafuzz gemm --model h200:cublas.gemm.bf16.bf16.bf16.bf16 --table my-model/cublas.gemm.bf16.bf16.bf16.bf16.configs.tsv.xz --a x.npy --b w.npy --out d.npy
     Trace {
         #[arg(long)]
         out: PathBuf,
@@ -80,8 +80,8 @@ pub enum LibraryCommand {
         #[arg(long)]
         gaps: Option<PathBuf>,
         /// Check the predictors (and tables) `mmafuzz library fit` or `calibrate` wrote to this
-        /// directory instead of the embedded ones: DIR/<path>.predict.tsv.gz, and
-        /// DIR/<path>.configs.tsv.gz where present.
+        /// directory instead of the embedded ones: DIR/<path>.predict.tsv.xz, and
+        /// DIR/<path>.configs.tsv.xz where present (or .tsv.gz, .tsv).
         #[arg(long, value_name = "DIR")]
         predictors: Option<PathBuf>,
     },
@@ -109,7 +109,7 @@ pub enum LibraryCommand {
     /// configuration, each learned from another deal of the trace and validated on a held-out
     /// part no tree saw (leaves it finds unsure decline, as do shapes where trees disagree), and, from a
     /// trace of real calls, a table of the traced shapes the tree does not get right. Writes
-    /// DIR/<path>.predict.tsv.gz (and DIR/<path>.configs.tsv.gz) atomically, and prints the
+    /// DIR/<path>.predict.tsv.xz (and DIR/<path>.configs.tsv.xz) atomically, and prints the
     /// held-out results. `unpredicted` lines in a trace make the predictor decline a call's
     /// degenerate class (m--: m = 1 alone) outright. Rebuild to embed them.
     ///
@@ -128,7 +128,7 @@ pub enum LibraryCommand {
         /// Seed of the deal into learning, calibration and held-out shapes.
         #[arg(long, default_value_t = 58001)]
         seed: u64,
-        /// The inputs are kernel tables (.configs.tsv.gz, e.g. an older grid trace): learn a
+        /// The inputs are kernel tables (.configs.tsv.xz or .gz, e.g. an older grid trace): learn a
         /// predictor from each and keep the table whole.
         #[arg(long)]
         from_table: bool,
@@ -147,8 +147,8 @@ pub enum LibraryCommand {
     /// schedule than the logged kernel's declines from then on (unless distinct traced calls
     /// confirmed it 300 times per miss), and every traced shape the predictor does not then get
     /// right joins the kernel table with its logged kernel (a shape traced with kernels of
-    /// different schedules is left out). Writes DIR/<path>.predict.tsv.gz and
-    /// DIR/<path>.configs.tsv.gz atomically and prints per path what changed. Rebuild to embed
+    /// different schedules is left out). Writes DIR/<path>.predict.tsv.xz and
+    /// DIR/<path>.configs.tsv.xz atomically and prints per path what changed. Rebuild to embed
     /// them; check the result on a trace not given here.
     ///
     ///   mmafuzz library calibrate corpus/library/traces/h200-validate-58101.tsv.gz --gpu h200 --out DIR
@@ -202,7 +202,7 @@ pub enum LibraryCommand {
         /// Replay under this model instead of the one of the GPU each record names (h200:<path> for an H200, else h100:<path>).
         #[arg(long)]
         model: Option<String>,
-        /// The configuration table to use with --model (a .configs.tsv[.gz] file).
+        /// The configuration table to use with --model (a .configs.tsv[.xz|.gz] file).
         #[arg(long, requires = "model")]
         table: Option<PathBuf>,
         /// Print every record, not only the summary.
@@ -218,7 +218,7 @@ pub enum LibraryCommand {
         write_ratchet: Option<PathBuf>,
     },
     /// Learn kernel choices: merge the lines of `scripts/torch-lib.py configs` (the kernel
-    /// cuBLASLt logged per shape) into each path's table, DIR/<path>.configs.tsv.gz, replacing
+    /// cuBLASLt logged per shape) into each path's table, DIR/<path>.configs.tsv.xz, replacing
     /// what a shape had; written atomically. Rebuild to embed the tables in the binary.
     Learn {
         #[arg(required = true)]
@@ -676,7 +676,7 @@ fn learn(files: &[PathBuf], dir: &std::path::Path) -> anyhow::Result<ExitCode> {
         }
     }
     for (path, lines) in by_path {
-        let file = dir.join(format!("{path}.configs.tsv.gz"));
+        let file = mmafuzz::library::learned_file(dir, &path, "configs");
         let mut table = match mmafuzz::store::read_text(&file) {
             Ok(b) => ConfigTable::parse(&String::from_utf8(b).with_context(|| format!("{} is not UTF-8", file.display()))?).with_context(|| file.display().to_string())?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => ConfigTable::default(),

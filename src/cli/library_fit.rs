@@ -3,7 +3,7 @@
 use anyhow::Context;
 use mmafuzz::library::fit::{exception_table, fit as fit_op, FitStats, Fitted, Traced};
 use mmafuzz::library::predict::{Degenerate, Predictor};
-use mmafuzz::library::{ConfigTable, KernelConfig, LibraryModel, TorchOp};
+use mmafuzz::library::{learned_file, ConfigTable, KernelConfig, LibraryModel, TorchOp};
 use sha1::{Digest, Sha1};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -108,7 +108,7 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
     for file in files {
         if from_table {
             let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let path = name.strip_suffix(".configs.tsv.gz").or_else(|| name.strip_suffix(".configs.tsv")).with_context(|| format!("{}: not a <path>.configs.tsv[.gz] table", file.display()))?;
+            let path = mmafuzz::store::tsv_stem(name).and_then(|s| s.strip_suffix(".configs")).with_context(|| format!("{}: not a <path>.configs.tsv[.xz|.gz] table", file.display()))?;
             let bytes = mmafuzz::store::read_text(file).with_context(|| format!("cannot read {}", file.display()))?;
             let table = ConfigTable::parse(&String::from_utf8(bytes)?).with_context(|| file.display().to_string())?;
             for ((m, n, k, op), c) in table.iter() {
@@ -219,13 +219,13 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
             }
         };
         std::fs::create_dir_all(out).with_context(|| format!("cannot make {}", out.display()))?;
-        // Gzipped by its name.
+        // Compressed as its name says.
         let write = |file: PathBuf, text: String| -> anyhow::Result<()> {
             mmafuzz::store::write_atomically(&file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))
         };
-        write(out.join(format!("{path}.predict.tsv.gz")), predictor.to_text())?;
+        write(learned_file(out, path, "predict"), predictor.to_text())?;
         if !from_table && !heuristic {
-            write(out.join(format!("{path}.configs.tsv.gz")), table.to_text())?;
+            write(learned_file(out, path, "configs"), table.to_text())?;
         }
         eprintln!("{name}: {} tree nodes, {} configurations, {} table shapes", predictor.nodes(), predictor.configs.len(), table.len());
     }
@@ -347,8 +347,8 @@ pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::
 
 /// `mmafuzz library calibrate`: the GPU's predictors and tables checked against traces of calls
 /// PyTorch ran there; leaves a traced call contradicts decline and the traced shapes the
-/// predictor does not get right join the table. Writes DIR/<path>.predict.tsv.gz and
-/// DIR/<path>.configs.tsv.gz.
+/// predictor does not get right join the table. Writes DIR/<path>.predict.tsv.xz and
+/// DIR/<path>.configs.tsv.xz (or rewrites them in the format they have).
 pub fn calibrate(files: &[PathBuf], gpu: &str, out: &Path) -> anyhow::Result<ExitCode> {
     use mmafuzz::library::calibrate::calibrate as calibrate_path;
     let mut calls: BTreeMap<String, Vec<(TorchOp, Traced)>> = BTreeMap::new();
@@ -395,8 +395,8 @@ pub fn calibrate(files: &[PathBuf], gpu: &str, out: &Path) -> anyhow::Result<Exi
         let write = |file: PathBuf, text: String| -> anyhow::Result<()> {
             mmafuzz::store::write_atomically(&file, text.as_bytes()).with_context(|| format!("cannot write {}", file.display()))
         };
-        write(out.join(format!("{path}.predict.tsv.gz")), lm.predictor.to_text())?;
-        write(out.join(format!("{path}.configs.tsv.gz")), lm.table.to_text())?;
+        write(learned_file(out, &path, "predict"), lm.predictor.to_text())?;
+        write(learned_file(out, &path, "configs"), lm.table.to_text())?;
         println!("{path:<46} {:>7} {:>8} {:>7} {:>7} {:>9} {:>7} {:>11}", s.calls, s.modelled, s.right_before, s.wrong_before, s.leaves_declined, s.table_added, s.conflicting);
     }
     Ok(ExitCode::SUCCESS)

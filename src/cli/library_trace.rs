@@ -50,7 +50,7 @@ pub fn trace(out: &Path, gpu: Option<&str>, cublas: Option<&str>, keep_log: Opti
     }
     std::fs::create_dir_all(out).with_context(|| format!("cannot make {}", out.display()))?;
     for (path, table) in &traced.tables {
-        let file = out.join(format!("{path}.configs.tsv.gz"));
+        let file = mmafuzz::library::learned_file(out, path, "configs");
         mmafuzz::store::write_atomically(&file, table.to_text().as_bytes()).with_context(|| format!("cannot write {}", file.display()))?;
         println!("{}: {} GEMM shapes, {} kernels", file.display(), table.len(), table.distinct());
     }

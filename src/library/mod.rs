@@ -6,8 +6,8 @@
 //! A library model is named by the GPU whose kernel choices it holds and its path,
 //! `h200:cublas.gemm.f32.f16.f16.f32`; its TOML file holds the arithmetic knobs and a
 //! `[schedule]` table (with `[schedule.gpu]`: the GPU, SM count and cuBLAS version), and
-//! `models/<gpu>/cublas/<path>.configs.tsv.gz` the traced configurations of shapes,
-//! `<path>.predict.tsv.gz` the predictor of the configuration at any other shape ([`predict`]).
+//! `models/<gpu>/cublas/<path>.configs.tsv.xz` the traced configurations of shapes,
+//! `<path>.predict.tsv.xz` the predictor of the configuration at any other shape ([`predict`]).
 
 pub mod calibrate;
 pub mod capture;
@@ -43,8 +43,8 @@ macro_rules! gpu_data {
     ($($gpu:literal: [$($path:literal),*]),*) => {
         &[$($(
             (concat!($gpu, ":", $path),
-             include_bytes!(concat!("../../models/", $gpu, "/cublas/", $path, ".configs.tsv.gz")).as_slice(),
-             include_bytes!(concat!("../../models/", $gpu, "/cublas/", $path, ".predict.tsv.gz")).as_slice()),
+             include_bytes!(concat!("../../models/", $gpu, "/cublas/", $path, ".configs.tsv.xz")).as_slice(),
+             include_bytes!(concat!("../../models/", $gpu, "/cublas/", $path, ".predict.tsv.xz")).as_slice()),
         )*)*]
     };
 }
@@ -145,15 +145,15 @@ impl LibraryModel {
     }
 
     /// This model with the predictor (and the kernel table, where there is one) of a directory
-    /// that `mmafuzz library fit` or `calibrate` wrote: `DIR/<path>.predict.tsv.gz` and
-    /// `DIR/<path>.configs.tsv.gz`, so that a fit is checked before it is embedded. A missing
-    /// predictor file is an error; a missing table keeps the model's own.
+    /// that `mmafuzz library fit` or `calibrate` wrote: `DIR/<path>.predict.tsv.xz` and
+    /// `DIR/<path>.configs.tsv.xz` (or `.tsv.gz`, `.tsv`), so that a fit is checked before it is
+    /// embedded. A missing predictor file is an error; a missing table keeps the model's own.
     pub fn with_learned_from(mut self, dir: &std::path::Path) -> Result<LibraryModel, LibraryError> {
         let path = self.chain.name.split_once(':').map_or(self.chain.name.as_str(), |(_, p)| p).to_string();
         let read = |file: std::path::PathBuf| std::fs::read(&file).map_err(|e| LibraryError::Table { path: file.display().to_string(), message: e.to_string() });
-        let predictor = dir.join(format!("{path}.predict.tsv.gz"));
+        let predictor = learned_file(dir, &path, "predict");
         self.predictor = parse_predictor(&read(predictor.clone())?, &predictor.display().to_string())?;
-        let table = dir.join(format!("{path}.configs.tsv.gz"));
+        let table = learned_file(dir, &path, "configs");
         if table.exists() {
             self.table = parse_table(&read(table.clone())?, &table.display().to_string())?;
         }
@@ -189,23 +189,24 @@ impl LibraryModel {
     }
 }
 
+/// A path's kernel table (`what` = "configs") or predictor ("predict") in `dir`: the file
+/// that exists, or `<path>.<what>.tsv.xz` for a new one.
+pub fn learned_file(dir: &std::path::Path, path: &str, what: &str) -> std::path::PathBuf {
+    crate::store::tsv_file(dir, &format!("{path}.{what}"))
+}
+
 fn parse_predictor(bytes: &[u8], what: &str) -> Result<Predictor, LibraryError> {
-    let text = gunzip_text(bytes, what)?;
+    let text = text_of(bytes, what)?;
     Predictor::parse(&text).map_err(|e| LibraryError::Table { path: what.to_string(), message: e.to_string() })
 }
 
-fn gunzip_text(bytes: &[u8], what: &str) -> Result<String, LibraryError> {
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(bytes), &mut s)
-            .map_err(|e| LibraryError::Table { path: what.to_string(), message: format!("not gzip text: {e}") })?;
-        Ok(s)
-    } else {
-        String::from_utf8(bytes.to_vec()).map_err(|_| LibraryError::Table { path: what.to_string(), message: "not UTF-8 text".into() })
-    }
+/// A table's text: gzip or xz decompressed, or plain UTF-8.
+fn text_of(bytes: &[u8], what: &str) -> Result<String, LibraryError> {
+    let raw = crate::store::decompress(bytes.to_vec()).map_err(|e| LibraryError::Table { path: what.to_string(), message: format!("not gzip or xz text: {e}") })?;
+    String::from_utf8(raw).map_err(|_| LibraryError::Table { path: what.to_string(), message: "not UTF-8 text".into() })
 }
 
 fn parse_table(bytes: &[u8], what: &str) -> Result<ConfigTable, LibraryError> {
-    let text = gunzip_text(bytes, what)?;
+    let text = text_of(bytes, what)?;
     ConfigTable::parse(&text).map_err(|e| LibraryError::Table { path: what.to_string(), message: e.to_string() })
 }

@@ -5,7 +5,7 @@
 //! held-out shapes found it unsure; the call's answer is the trees' where they all give the same
 //! configuration, and declined where any declines or two disagree.
 //!
-//! File format (`models/<gpu>/cublas/<path>.predict.tsv.gz`): `#` lines are provenance (the
+//! File format (`models/<gpu>/cublas/<path>.predict.tsv.xz`): `#` lines are provenance (the
 //! learning set's seed and hash, the held-out results); `cfg<TAB>ID<TAB>ALGO` name the
 //! configurations; `op<TAB>OP` starts a tree of a call kind (again for its next tree), whose nodes follow in order, node 0 the
 //! root: `split<TAB>FEATURE<TAB>THRESHOLD<TAB>LEFT<TAB>RIGHT` (feature ≤ threshold goes left),
@@ -56,10 +56,22 @@ pub enum Feature {
     /// m·k and n·k: the operands' sizes (what a GEMV streams).
     Mk,
     Nk,
+    /// How full the waves of output tiles are, tiles / (SMs · waves), for tiles of 64×64,
+    /// 128×128, 128×256, 256×128, 128×64 and 64×128 over [`SMS`] SMs: what a kernel's cost
+    /// weighs against another's, and what a split of K fills.
+    Fill64,
+    Fill128,
+    Fill128x256,
+    Fill256x128,
+    Fill128x64,
+    Fill64x128,
 }
 
+/// SMs of the GPUs the predictors describe (H100 SXM and H200: 132 each).
+pub const SMS: usize = 132;
+
 impl Feature {
-    pub const ALL: [Feature; 23] = [
+    pub const ALL: [Feature; 29] = [
         Feature::M,
         Feature::N,
         Feature::K,
@@ -83,6 +95,12 @@ impl Feature {
         Feature::KPerTile256,
         Feature::Mk,
         Feature::Nk,
+        Feature::Fill64,
+        Feature::Fill128,
+        Feature::Fill128x256,
+        Feature::Fill256x128,
+        Feature::Fill128x64,
+        Feature::Fill64x128,
     ];
 
     pub fn name(self) -> &'static str {
@@ -110,6 +128,12 @@ impl Feature {
             Feature::KPerTile256 => "k_per_tile256",
             Feature::Mk => "mk",
             Feature::Nk => "nk",
+            Feature::Fill64 => "fill64",
+            Feature::Fill128 => "fill128",
+            Feature::Fill128x256 => "fill128x256",
+            Feature::Fill256x128 => "fill256x128",
+            Feature::Fill128x64 => "fill128x64",
+            Feature::Fill64x128 => "fill64x128",
         }
     }
 
@@ -121,6 +145,10 @@ impl Feature {
     pub fn of(self, (m, n, k): (usize, usize, usize)) -> f64 {
         let align = |x: usize| x.trailing_zeros().min(8) as f64;
         let tiles = |tm: usize, tn: usize| (m.div_ceil(tm) * n.div_ceil(tn)) as f64;
+        let fill = |tm: usize, tn: usize| {
+            let t = m.div_ceil(tm) * n.div_ceil(tn);
+            t as f64 / (t.div_ceil(SMS).max(1) * SMS) as f64
+        };
         let (mf, nf, kf) = (m as f64, n as f64, k as f64);
         match self {
             Feature::M => mf,
@@ -146,6 +174,12 @@ impl Feature {
             Feature::KPerTile256 => kf / tiles(256, 128),
             Feature::Mk => mf * kf,
             Feature::Nk => nf * kf,
+            Feature::Fill64 => fill(64, 64),
+            Feature::Fill128 => fill(128, 128),
+            Feature::Fill128x256 => fill(128, 256),
+            Feature::Fill256x128 => fill(256, 128),
+            Feature::Fill128x64 => fill(128, 64),
+            Feature::Fill64x128 => fill(64, 128),
         }
     }
 }

@@ -116,7 +116,7 @@ fn every_gemm_of_the_traced_program_emulates_to_torchs_bits() {
     for (i, s) in saved().iter().enumerate() {
         let path = path_of(&s.dtype);
         let lm = models.entry(path.to_string()).or_insert_with(|| {
-            let table = PathBuf::from(DIR).join(format!("{path}.configs.tsv.gz"));
+            let table = PathBuf::from(DIR).join(format!("{path}.configs.tsv.xz"));
             let lm = LibraryModel::load(&format!("h200:{path}"), Some(&table)).unwrap();
             assert_eq!(lm.gpu_mismatch(Some("h200")), None, "the table was traced on an H200");
             lm
@@ -149,7 +149,7 @@ fn the_cli_gives_the_same_bits_from_the_traced_table() {
         npy::write(&p("a"), r.inputs, &[m, k], &s.gemm.a).unwrap();
         let mut cmd = std::process::Command::new(bin);
         cmd.args(["gemm", "--model", &model, "--gpu", "h200"]);
-        cmd.arg("--table").arg(PathBuf::from(DIR).join(format!("{path}.configs.tsv.gz")));
+        cmd.arg("--table").arg(PathBuf::from(DIR).join(format!("{path}.configs.tsv.xz")));
         cmd.arg("--a").arg(p("a")).arg("--out").arg(p("d"));
         match s.op {
             TorchOp::Addmm => {

@@ -42,7 +42,7 @@ fn a_changed_schedule_breaks_the_ratchet() {
     let text: String = text.lines().filter(|l| l.contains("algoId=66 ")).flat_map(|l| [l, "\n"]).collect();
     let changed = tempfile::NamedTempFile::with_suffix(".toml").unwrap();
     std::fs::write(changed.path(), format!("base = \"{}\"\nname = \"changed\"\n[schedule]\nc_add = \"compute\"\n", mmafuzz::model::default_name(path))).unwrap();
-    let table = dir.join(format!("../../models/h100/cublas/{path}.configs.tsv.gz"));
+    let table = dir.join(format!("../../models/h100/cublas/{path}.configs.tsv.xz"));
     let mut models = BTreeMap::new();
     let mut summary = Summary::new();
     let over = changed.path().to_str().unwrap().to_string();

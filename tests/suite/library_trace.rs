@@ -24,7 +24,7 @@ fn a_traced_program_gives_tables_the_models_take() {
     let (ok, stdout, stderr) = mmafuzz(&["library", "trace", "--out", out.to_str().unwrap(), "--gpu-name", "NVIDIA H200", "--cublas", "13.1.0", "--", "sh", "-c", &program]);
     assert!(ok, "{stdout}{stderr}");
     assert!(stdout.contains("2 traced GEMMs"), "{stdout}");
-    let table = out.join("cublas.gemm.f16.f16.f16.f16.configs.tsv.gz");
+    let table = out.join("cublas.gemm.f16.f16.f16.f16.configs.tsv.xz");
     let t = table.to_str().unwrap();
     // The decode F.linear the program ran: its logged kernel, from the table alone.
     let (ok, stdout, stderr) = mmafuzz(&["library", "config", "--model", "h200:cublas.gemm.f16.f16.f16.f16", "--table", t, "--op", "linear", "--m", "1", "--n", "5440", "--k", "448"]);
