@@ -7,7 +7,8 @@
 SPEC is PATH:MxNxK:ANCHORS, PATH one of f64, f32, tf32, f16.f32, bf16.f32, f16 (K <= 8), bf16 (K <= 257),
 f32.linear, tf32.linear, f64.linear, bf16.linear (F.linear with a zero bias; see `PATHS`), the same
 with .linear_nobias (F.linear without a bias), f16.addmm
-(torch.addmm with beta = 1 and a large alpha: f16 D at K <= 2049; see `PATHS`), f64.addmm, ANCHORS
+(torch.addmm with beta = 1 and a large alpha: f16 D at K <= 2049; see `PATHS`), f64.addmm, f32.addmm,
+tf32.addmm, f16.f32.addmm, bf16.f32.addmm (torch.addmm with a zero C), ANCHORS
 `all`, a comma list of k positions, `spread:N` (N positions over 0..K-1: 0, 1, K/2, K-1, a few
 around multiples of 32 and 64, the rest evenly spaced) or `starts:D` (t and t+1 for every t = 0, D, 2D, ... below K, and K-1: with `@`, count(t, t+1) shows
 where each chain over D-deep k-tiles starts, i.e. split-K segments, in a few GEMMs) or
@@ -77,7 +78,11 @@ PATHS["f16.addmm"] = ("float16", "float16", False, 2.0 ** -24, 2.0 ** 15, 24)
 # f64.addmm: DGEMM through torch.addmm with a zero C (alpha = 1), whose GEMV-like kernels at
 # 1 x n differ from torch.mm's (algorithm 13 customOption 1).
 PATHS["f64.addmm"] = PATHS["f64"]
-ALPHA = {"f16.addmm": 2.0 ** 48, "f64.addmm": 1.0}
+# f32.addmm, tf32.addmm, f16.f32.addmm, bf16.f32.addmm: the same with f32 D (alpha = 1), the
+# beta = 1 kernels of those paths (GEMV variants of their own at 1 x n and m x 1).
+for _p in ("f32", "tf32", "f16.f32", "bf16.f32"):
+    PATHS[_p + ".addmm"] = PATHS[_p]
+ALPHA = {"f16.addmm": 2.0 ** 48, "f64.addmm": 1.0, "f32.addmm": 1.0, "tf32.addmm": 1.0, "f16.f32.addmm": 1.0, "bf16.f32.addmm": 1.0}
 
 CHILD = r'''
 import torch, sys, json
@@ -87,7 +92,8 @@ for din, dout, tf32, m, n, k, linear, alpha in jobs:
     a = torch.zeros(m, k, dtype=getattr(torch, din), device="cuda")
     b = torch.zeros(k, n, dtype=getattr(torch, din), device="cuda")
     if alpha is not None:
-        d = torch.addmm(torch.zeros(m, n, dtype=getattr(torch, dout), device="cuda"), a, b, beta=1, alpha=alpha)
+        c = torch.zeros(m, n, dtype=getattr(torch, dout), device="cuda")
+        d = torch.addmm(c, a, b, beta=1, alpha=alpha) if din == dout else torch.addmm(c, a, b, beta=1, alpha=alpha, out_dtype=getattr(torch, dout))
     elif linear == 2:
         d = torch.nn.functional.linear(a, b.t().contiguous())
     elif linear:
@@ -230,7 +236,7 @@ def probe(torch, path, m, n, k, anchors, probes=None):
         mm = lambda: torch.nn.functional.linear(A, B.t().contiguous())
     if path in ALPHA:
         zero_c, alpha = torch.zeros(m, n, dtype=dout, device=dev), ALPHA[path]
-        mm = lambda: torch.addmm(zero_c, A, B, beta=1, alpha=alpha)
+        mm = (lambda: torch.addmm(zero_c, A, B, beta=1, alpha=alpha)) if din == dout else (lambda: torch.addmm(zero_c, A, B, beta=1, alpha=alpha, out_dtype=dout))
         s = s * alpha
     torch.cuda.synchronize()
     t0 = time.time()

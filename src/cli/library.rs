@@ -84,6 +84,11 @@ pub enum LibraryCommand {
         /// DIR/<path>.configs.tsv.xz where present (or .tsv.gz, .tsv).
         #[arg(long, value_name = "DIR")]
         predictors: Option<PathBuf>,
+        /// Also write every traced GEMM's outcome, one per line (path, call, m, n, k, shape
+        /// class, outcome: exact, declined, wrong or unmodelled; the logged kernel; the kernel
+        /// the model chose without the trace, or why it declined; tab-separated).
+        #[arg(long, value_name = "FILE")]
+        outcomes: Option<PathBuf>,
     },
     /// Where two GPUs' kernel choices compute different bits: on every shape the first GPU's
     /// tables hold (traced there), the second GPU's kernel (its table, else its predictor: each
@@ -262,6 +267,33 @@ pub enum LibraryCommand {
         #[arg(long, default_value_t = 3)]
         misses: usize,
     },
+    /// Infer the lane rule of GEMV-like kernels (algorithms 11, 13, 14: K spread over
+    /// threads, their sums added by a tree) from FPRev measurements of their summation trees
+    /// (scripts/torch-fprev.py). For each kernel the probes ran whose tree the model's rules do
+    /// not give (every kernel with --all), every rule a `[[schedule.gemv]]` entry can state is
+    /// tried against every measured pair: lanes, how k is dealt to them, how their sums are
+    /// added, restarts, and for split-K kernels the slices and how they are added. Prints the
+    /// simplest rule all of the kernel's probes agree with, as model text, and how many others
+    /// do too (probe another K to tell them apart). The tree fixes the order of the additions,
+    /// not their rounding: check an inferred rule on recorded GEMMs (`library replay`) before
+    /// relying on it. Exits 1 if some kernel's tree is no such rule's.
+    ///
+    ///   mmafuzz library infer-lanes corpus/library/fprev/h200-20261204-gemv3.json.xz
+    InferLanes {
+        /// FPRev output files (.json, .json.gz or .json.xz).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Start from this library model (file or name) instead of the one of the GPU each
+        /// file names.
+        #[arg(long)]
+        model: Option<String>,
+        /// Infer a rule for every kernel probed, also those the model already gives.
+        #[arg(long)]
+        all: bool,
+        /// Other agreeing rules to print per kernel.
+        #[arg(long, default_value_t = 3)]
+        show: usize,
+    },
     /// Record GEMMs through mmafuzz's own cuBLAS/cuBLASLt executor, called as PyTorch 2.11 calls
     /// the libraries (torch.mm, torch.addmm, F.linear, torch._scaled_mm; see `mmafuzz::exec::library`),
     /// in the record format of `scripts/torch-lib.py record`: one line per GEMM with the kernel
@@ -327,7 +359,10 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
         LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
         LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
         LibraryCommand::Calibrate { traces, gpu, out } => super::library_fit::calibrate(&traces, &gpu, &out),
-        LibraryCommand::CheckPredict { traces, gpu, gaps, predictors } => super::library_fit::check_predict(&traces, &gpu, gaps.as_deref(), predictors.as_deref()),
+        LibraryCommand::CheckPredict { traces, gpu, gaps, predictors, outcomes } => {
+            super::library_fit::check_predict(&traces, &gpu, gaps.as_deref(), predictors.as_deref(), outcomes.as_deref())
+        }
+        LibraryCommand::InferLanes { files, model, all, show } => super::library_infer::infer(&files, model.as_deref(), all, show),
         LibraryCommand::CompareGpus { from, to, path, list } => super::library_compare::compare(&from, &to, path.as_deref(), list),
         LibraryCommand::Fit { traces, gpu, out, seed, from_table, max_per_call, trees } => super::library_fit::fit(&traces, &gpu, &out, seed, from_table, max_per_call, trees as usize),
         LibraryCommand::Import { records, corpus, max_elements } => import(&records, &corpus, max_elements),

@@ -244,7 +244,7 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
 
 /// `mmafuzz library check-predict`: a validation trace's logged kernels against what the
 /// models say without it (table, then predictor), per path, call and shape class.
-pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::Path>, learned: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::Path>, learned: Option<&std::path::Path>, outcomes_out: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     use mmafuzz::library::fit::plan_of;
     use mmafuzz::library::gemm::LibraryEmulator;
     #[derive(Default, Clone, Copy)]
@@ -267,6 +267,7 @@ pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::
     // Why the model cannot run a logged kernel: (path, reason) -> GEMMs.
     let mut unmodelled: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut gap_lines: Vec<String> = vec![];
+    let mut outcome_lines: Vec<String> = vec![];
     for file in files {
         let t = read_trace(file)?;
         if let Some(seed) = t.provenance.get("validate_seed") {
@@ -292,15 +293,35 @@ pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::
                     let (m, n, k) = traced.shape;
                     gap_lines.push(format!("{path}\t{}\t{m}\t{n}\t{k}\t{class}\t{}\t{e}\n", op.name(), traced.config));
                 }
-                let chosen = emu.choose(traced.shape, *op).ok().map(|(cfg, _)| cfg);
-                match (chosen.map(|cfg| (cfg, plan_of(&lm.rules, *op, traced.shape, cfg))), &truth) {
-                    (Some((_, Ok(p))), Ok(t)) if p == *t => c.exact += 1,
+                let choice = emu.choose(traced.shape, *op);
+                let chosen = choice.as_ref().ok().map(|(cfg, _)| *cfg);
+                let outcome = match (chosen.map(|cfg| (cfg, plan_of(&lm.rules, *op, traced.shape, cfg))), &truth) {
+                    (Some((_, Ok(p))), Ok(t)) if p == *t => {
+                        c.exact += 1;
+                        "exact"
+                    }
                     (Some((cfg, Ok(_))), Ok(_)) => {
                         c.wrong += 1;
                         let (m, n, k) = traced.shape;
                         wrongs.push(format!("{path} {op} {m}x{n}x{k}: logged {}, predicted {cfg}", traced.config));
+                        "wrong"
                     }
-                    _ => c.declined += 1,
+                    (_, Err(_)) => {
+                        c.declined += 1;
+                        "unmodelled"
+                    }
+                    _ => {
+                        c.declined += 1;
+                        "declined"
+                    }
+                };
+                if outcomes_out.is_some() {
+                    let (m, n, k) = traced.shape;
+                    let said = match &choice {
+                        Ok((cfg, _)) => cfg.to_log(),
+                        Err(e) => e.to_string(),
+                    };
+                    outcome_lines.push(format!("{path}\t{}\t{m}\t{n}\t{k}\t{class}\t{outcome}\t{}\t{said}\n", op.name(), traced.config.to_log()));
                 }
             }
         }
@@ -341,6 +362,11 @@ pub fn check_predict(files: &[PathBuf], gpu: &str, gaps_out: Option<&std::path::
         let text: String = std::iter::once("path\tcall\tm\tn\tk\tclass\tkernel\twhy\n".to_string()).chain(gap_lines).collect();
         mmafuzz::store::write_atomically(out, text.as_bytes()).with_context(|| format!("writing {}", out.display()))?;
         println!("{} GEMMs whose kernel the models do not run: {}", text.lines().count() - 1, out.display());
+    }
+    if let Some(out) = outcomes_out {
+        let text: String = std::iter::once("path\tcall\tm\tn\tk\tclass\toutcome\tlogged\tmodel\n".to_string()).chain(outcome_lines).collect();
+        mmafuzz::store::write_atomically(out, text.as_bytes()).with_context(|| format!("writing {}", out.display()))?;
+        println!("every GEMM's outcome: {}", out.display());
     }
     Ok(if total.wrong == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

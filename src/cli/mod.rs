@@ -15,6 +15,7 @@ mod infer;
 mod io;
 mod library;
 mod library_compare;
+mod library_infer;
 mod library_exec;
 mod library_fit;
 mod library_trace;

@@ -213,6 +213,23 @@ pub fn compare(plan: &Plan, probe: &Probe, keep: usize, width: usize) -> Agreeme
     out
 }
 
+/// Whether `plan` gives every clean measured pair of the probe (stops at the first miss).
+pub fn agrees_everywhere(plan: &Plan, probe: &Probe, width: usize) -> bool {
+    let Some(counts) = &probe.counts else { return false };
+    let mut model = Counts::new(plan, probe.k, width);
+    let all: Vec<usize>;
+    let probed: &[usize] = match &probe.probes {
+        Some(p) => p,
+        None => {
+            all = (0..probe.k).collect();
+            &all
+        }
+    };
+    probe.anchors.iter().zip(counts).all(|(&q, row)| {
+        probed.iter().zip(row).all(|(&p, &measured)| measured < 2 || measured > probe.k as i64 || q == p || q >= probe.k || p >= probe.k || model.count(q, p) as i64 == measured)
+    })
+}
+
 /// The probe's logged configuration, parsed.
 pub fn config(probe: &Probe) -> Option<Result<KernelConfig, super::config::ConfigError>> {
     probe.config.as_deref().map(KernelConfig::from_log)

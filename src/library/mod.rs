@@ -16,6 +16,7 @@ pub mod coverage;
 pub mod fit;
 pub mod fprev;
 pub mod gemm;
+pub mod infer_lanes;
 pub mod libgen;
 pub mod npy;
 pub mod op;

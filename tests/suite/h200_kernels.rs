@@ -211,3 +211,34 @@ fn a_fitted_directory_replaces_the_embedded_predictor() {
     assert!(lm.table.len() > 1000, "the model's own table stays: {}", lm.table.len());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `check-predict --outcomes FILE` writes one line per GEMM whose outcome adds up to the printed
+/// summary: the sealed trace 58701 gives the exact and wrong counts measured above.
+#[test]
+fn check_predict_writes_every_gemms_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("outcomes.tsv.gz");
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library/traces/h200-validate-58701.tsv.gz");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_mmafuzz"))
+        .args(["library", "check-predict", "--gpu", "h200", "--outcomes"])
+        .arg(&out)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let text = String::from_utf8(mmafuzz::store::read_text(&out).unwrap()).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("path\tcall\tm\tn\tk\tclass\toutcome\tlogged\tmodel"));
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for l in lines {
+        let f: Vec<&str> = l.split('\t').collect();
+        assert_eq!(f.len(), 9, "{l}");
+        KernelConfig::from_log(f[7]).unwrap();
+        *count.entry(f[6].to_string()).or_default() += 1;
+    }
+    let all: usize = count.values().sum();
+    assert!(stdout.contains(&format!("all: {all} GEMMs")), "{stdout}");
+    let (exact, wrong) = (count.get("exact").copied().unwrap_or(0), count.get("wrong").copied().unwrap_or(0));
+    assert!(exact >= 21_432 && wrong <= 15 && count.get("declined").is_some_and(|&d| d > 0), "{count:?}");
+    assert_eq!(run.status.success(), wrong == 0, "exits 1 where any is wrong");
+}

@@ -16,6 +16,7 @@ mod h200_kernels;
 mod hunt;
 mod hygiene;
 mod infer;
+mod lane_inference;
 mod library_replay;
 mod library_trace;
 mod mixed_fp8;

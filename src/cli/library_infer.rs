@@ -1,0 +1,108 @@
+//! `mmafuzz library infer-lanes`: the lane rule of each GEMV-like kernel an FPRev file measured,
+//! inferred from its summation trees (`mmafuzz::library::infer_lanes`), as `[[schedule.gemv]]`
+//! text to put into the model.
+
+use anyhow::Context;
+use mmafuzz::library::fprev;
+use mmafuzz::library::infer_lanes::{candidates, consistent, Candidate};
+use mmafuzz::library::LibraryModel;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// One kernel as the probes meet it: the path, how the probe called it, the algorithm, its
+/// customOption and whether it split K.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Kernel {
+    path: String,
+    via: &'static str,
+    algo: u32,
+    option: u32,
+    split: bool,
+}
+
+/// What the probes of one kernel leave.
+struct Found {
+    shapes: Vec<String>,
+    /// Candidates every probe so far agrees with (None before the first).
+    left: Option<Vec<usize>>,
+    /// Probes the model's own rules already give.
+    modelled: usize,
+}
+
+pub fn infer(files: &[PathBuf], model: Option<&str>, all: bool, show: usize) -> anyhow::Result<ExitCode> {
+    let mut models: BTreeMap<String, LibraryModel> = BTreeMap::new();
+    let mut cands: BTreeMap<(u32, u32, bool), Vec<Candidate>> = BTreeMap::new();
+    let mut found: BTreeMap<Kernel, Found> = BTreeMap::new();
+    let bar = indicatif::ProgressBar::new(0).with_style(indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} probes {msg}").expect("a valid template"));
+    let mut probes_of = vec![];
+    for file in files {
+        let text = mmafuzz::store::read_text(file).with_context(|| format!("reading {}", file.display()))?;
+        let (gpu, probes) = fprev::parse_with_gpu(&text).with_context(|| format!("{}: not an FPRev file (scripts/torch-fprev.py's output)", file.display()))?;
+        probes_of.push((gpu, probes));
+    }
+    bar.set_length(probes_of.iter().map(|(_, p)| p.len() as u64).sum());
+    for (gpu, probes) in &probes_of {
+        for probe in probes {
+            bar.inc(1);
+            let (Some(path), Some(Ok(config)), true) = (fprev::library_path(&probe.path), fprev::config(probe), probe.counts.is_some() && probe.skipped.is_none() && probe.error.is_none()) else {
+                continue;
+            };
+            let name = model.map_or_else(|| mmafuzz::library::record::model_of_gpu(gpu, path), str::to_string);
+            if !models.contains_key(&name) {
+                models.insert(name.clone(), LibraryModel::load(&name, None)?);
+            }
+            let lm = &models[&name];
+            let via = match (fprev::through_bias(&probe.path), fprev::through_linear(&probe.path)) {
+                (true, _) => "F.linear with a bias",
+                (false, true) => "F.linear",
+                _ => "torch.mm",
+            };
+            let key = Kernel { path: path.to_string(), via, algo: config.algo, option: config.custom_option(), split: config.split_k > 1 };
+            let own = lm
+                .rules
+                .plan_layout(probe.m, probe.n, probe.k, &config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path))
+                .is_ok_and(|plan| fprev::agrees_everywhere(&plan, probe, lm.fused_width(&plan)));
+            let entry = found.entry(key.clone()).or_insert(Found { shapes: vec![], left: None, modelled: 0 });
+            entry.shapes.push(format!("{}x{}x{}", probe.m, probe.n, probe.k));
+            entry.modelled += own as usize;
+            if own && !all {
+                continue;
+            }
+            bar.set_message(format!("{path} algo {} customOption {}", key.algo, key.option));
+            let list = cands.entry((key.algo, key.option, key.split)).or_insert_with(|| candidates(key.algo, key.option, key.split));
+            let width = |plan: &mmafuzz::library::Plan| lm.fused_width(plan);
+            let left = consistent(&lm.rules, probe, &config, list, entry.left.as_deref(), &width);
+            entry.left = Some(left);
+        }
+    }
+    bar.finish_and_clear();
+    let mut unresolved = 0;
+    for (k, f) in &found {
+        let split = if k.split { "split-K" } else { "unsplit" };
+        println!("== {} through {}: algo {} customOption {} ({split}), probed at {}", k.path, k.via, k.algo, k.option, f.shapes.join(", "));
+        let Some(left) = &f.left else {
+            println!("   the model's rules give every measured pair at all {} probe(s)", f.shapes.len());
+            continue;
+        };
+        if f.modelled > 0 {
+            println!("   the model's rules give every measured pair at {} of {} probe(s)", f.modelled, f.shapes.len());
+        }
+        let list = &cands[&(k.algo, k.option, k.split)];
+        match left.len() {
+            0 => {
+                unresolved += 1;
+                println!("   no rule of the {} tried gives the measured tree: a kernel of another kind", list.len());
+            }
+            n => {
+                println!("   {n} of {} rules give every measured pair{}; the simplest:", list.len(), if n > 1 { " (probe other K to tell them apart)" } else { "" });
+                println!("[[schedule.gemv]]\n# inferred by `mmafuzz library infer-lanes` from FPRev at {}", f.shapes.join(", "));
+                print!("{}", list[left[0]].toml);
+                for &i in left.iter().skip(1).take(show) {
+                    println!("   also: {}", list[i].toml.lines().skip(3).collect::<Vec<_>>().join(", "));
+                }
+            }
+        }
+    }
+    Ok(if unresolved == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,77 @@
+//! `mmafuzz library infer-lanes`: GEMV-like kernels' lane rules inferred from the summation
+//! trees FPRev measured on the GPU (corpus/library/fprev/), against the rules written into the
+//! models by hand from the same measurements.
+
+use mmafuzz::library::fprev;
+use mmafuzz::library::infer_lanes::{candidates, consistent};
+use mmafuzz::library::tree::Combine;
+use mmafuzz::library::LibraryModel;
+use std::process::Command;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/library/fprev");
+
+type Lanes = (Option<usize>, usize, Option<usize>, Combine, Option<usize>, Option<usize>);
+
+fn fields(r: &mmafuzz::library::schedule::SliceRule) -> Lanes {
+    (r.lanes, r.lane_deal, r.lane_chunk_max, r.lanes_combine, r.promote_every, r.lane_blocks)
+}
+
+/// Every rule (simplest first) that all unsplit probes of (path, customOption) through torch.mm
+/// in `file` agree with: lanes, lane_deal, lane_chunk_max, lanes_combine, promote_every,
+/// lane_blocks.
+fn inferred(file: &str, path: &str, option: u32) -> Vec<Lanes> {
+    let text = mmafuzz::store::read_text(&std::path::Path::new(DIR).join(file)).unwrap();
+    let (gpu, probes) = fprev::parse_with_gpu(&text).unwrap();
+    let lm = LibraryModel::load(&mmafuzz::library::record::model_of_gpu(&gpu, path), None).unwrap();
+    let list = candidates(13, option, false);
+    let mut left: Option<Vec<usize>> = None;
+    for probe in probes.iter().filter(|p| fprev::library_path(&p.path) == Some(path) && !fprev::through_linear(&p.path)) {
+        let config = fprev::config(probe).unwrap().unwrap();
+        if config.custom_option() != option || config.split_k != 1 {
+            continue;
+        }
+        let width = |plan: &mmafuzz::library::Plan| lm.fused_width(plan);
+        left = Some(consistent(&lm.rules, probe, &config, &list, left.as_deref(), &width));
+    }
+    left.expect("the file probes this kernel").into_iter().map(|i| fields(&list[i].rule)).collect()
+}
+
+/// The model's own rule for customOption `option` of algorithm 13.
+fn written(model: &str, option: u32) -> Lanes {
+    let lm = LibraryModel::load(model, None).unwrap();
+    fields(lm.rules.gemv.iter().find(|r| r.algos == [13] && r.custom_options.as_deref() == Some(&[option])).expect("the model's rule"))
+}
+
+#[test]
+fn inferred_lane_rules_are_the_ones_written_by_hand() {
+    // gemvx with customOption 92 past K = 257 (f16 -> f32, five probes on an H200): 32 lanes,
+    // chunks of min(64, ceil(K / 32)) dealt round robin, the butterfly; rules that differ only
+    // in restarts longer than any lane's chain at these K agree too.
+    let left = inferred("h200-20261204-gemv3.json.xz", "cublas.gemm.f32.f16.f16.f32", 92);
+    assert_eq!(left[0], (Some(32), 0, Some(64), Combine::Butterfly, None, None));
+    assert!(left.len() <= 4 && left.iter().all(|r| r.4.is_some_and(|p| p >= 128) || r.4.is_none()), "{left:?}");
+    // gemvNSP with customOption 10 (f32, five probes on an H100): 24 lanes, blocks of 4 k, as the
+    // model holds it (its first rule for n >= 85; the probes' n is 512 to 8192).
+    let left = inferred("h100-20261126-co10.json.xz", "cublas.gemm.f32.f32.f32.f32", 10);
+    assert_eq!(left[0], written("h100:cublas.gemm.f32.f32.f32.f32", 10));
+    // gemv2T with customOption 12 (f32, m x 1, K = 300 and 511): the model's two accumulators
+    // per lane for alternate blocks of 256 k, and a chain restarting every 16 of its k, give the
+    // same tree up to three blocks: both agree, and the command says so.
+    let left = inferred("h100-20261126-co12.json.xz", "cublas.gemm.f32.f32.f32.f32", 12);
+    assert!(left.contains(&written("h100:cublas.gemm.f32.f32.f32.f32", 12)) && left.len() >= 2, "{left:?}");
+}
+
+#[test]
+fn the_command_prints_model_text_and_says_what_it_cannot_infer() {
+    let file = format!("{DIR}/h200-20261204-gemv3.json.xz");
+    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz")).args(["library", "infer-lanes", &file, "--all"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("[[schedule.gemv]]") && stdout.contains("custom_options = [92]") && stdout.contains("lane_chunk_max = 64"), "{stdout}");
+    // Without --all, kernels the model already gives are only named.
+    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz")).args(["library", "infer-lanes", &file]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && !stdout.contains("[[schedule.gemv]]") && stdout.contains("the model's rules give every measured pair"), "{stdout}");
+    let out = Command::new(env!("CARGO_BIN_EXE_mmafuzz")).args(["library", "infer-lanes", "/nonexistent.json"]).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("/nonexistent.json"));
+}
