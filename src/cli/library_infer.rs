@@ -4,8 +4,8 @@
 
 use anyhow::Context;
 use mmafuzz::library::fprev;
-use mmafuzz::library::infer_lanes::{candidates, consistent, Candidate};
-use mmafuzz::library::LibraryModel;
+use mmafuzz::library::infer_lanes::{candidates, consistent, same_plans, Candidate};
+use mmafuzz::library::{KernelConfig, LibraryModel};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +24,10 @@ struct Kernel {
 /// What the probes of one kernel leave.
 struct Found {
     shapes: Vec<String>,
+    /// The probes' K, the model they were read against, and the first probe's m, n and kernel.
+    ks: Vec<usize>,
+    model: String,
+    first: (usize, usize, KernelConfig),
     /// Candidates every probe so far agrees with (None before the first).
     left: Option<Vec<usize>>,
     /// Probes the model's own rules already give.
@@ -63,8 +67,9 @@ pub fn infer(files: &[PathBuf], model: Option<&str>, all: bool, show: usize) -> 
                 .rules
                 .plan_layout(probe.m, probe.n, probe.k, &config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path))
                 .is_ok_and(|plan| fprev::agrees_everywhere(&plan, probe, lm.fused_width(&plan)));
-            let entry = found.entry(key.clone()).or_insert(Found { shapes: vec![], left: None, modelled: 0 });
+            let entry = found.entry(key.clone()).or_insert(Found { shapes: vec![], ks: vec![], model: name.clone(), first: (probe.m, probe.n, config.clone()), left: None, modelled: 0 });
             entry.shapes.push(format!("{}x{}x{}", probe.m, probe.n, probe.k));
+            entry.ks.push(probe.k);
             entry.modelled += own as usize;
             if own && !all {
                 continue;
@@ -95,11 +100,33 @@ pub fn infer(files: &[PathBuf], model: Option<&str>, all: bool, show: usize) -> 
                 println!("   no rule of the {} tried gives the measured tree: a kernel of another kind", list.len());
             }
             n => {
-                println!("   {n} of {} rules give every measured pair{}; the simplest:", list.len(), if n > 1 { " (probe other K to tell them apart)" } else { "" });
-                println!("[[schedule.gemv]]\n# inferred by `mmafuzz library infer-lanes` from FPRev at {}", f.shapes.join(", "));
-                print!("{}", list[left[0]].toml);
-                for &i in left.iter().skip(1).take(show) {
-                    println!("   also: {}", list[i].toml.lines().skip(3).collect::<Vec<_>>().join(", "));
+                let (k_min, k_max) = (*f.ks.iter().min().expect("probed"), *f.ks.iter().max().expect("probed"));
+                let (bias, linear) = (k.via == "F.linear with a bias", k.via != "torch.mm");
+                // Held to the probed K: where every agreeing rule gives one plan at each K of that
+                // range (all of it up to 1,024 values, else 1,024 spread over it), the simplest is
+                // the kernel's rule there.
+                let ks: Vec<usize> = if k_max - k_min < 1024 { (k_min..=k_max).collect() } else { (0..1024).map(|i| k_min + i * (k_max - k_min) / 1023).collect() };
+                let rules: Vec<_> = left.iter().map(|&i| &list[i].rule).collect();
+                let (m, nn, config) = &f.first;
+                let settled = n == 1 || (n <= 16 && same_plans(&models[&f.model].rules, &rules, (*m, *nn), ks.into_iter(), config, bias, linear));
+                println!("   {n} of {} rules give every measured pair{}", list.len(), match (n, settled) {
+                    (1, _) => "; as model text, held to the probed K:",
+                    (_, true) => ", and the same plans at every K probed between: the simplest, held to those K:",
+                    _ => "; they differ between the probed K: probe other K to tell them apart (not given as model text)",
+                });
+                if settled {
+                    println!("[[schedule.gemv]]\n# inferred by `mmafuzz library infer-lanes` from FPRev at {}", f.shapes.join(", "));
+                    print!("{}", list[left[0]].toml);
+                    println!("linear = {linear}");
+                    if linear {
+                        println!("bias = {bias}");
+                    }
+                    println!("k_min = {k_min}\nk_max = {k_max}");
+                } else {
+                    unresolved += 1;
+                }
+                for &i in left.iter().skip(usize::from(settled)).take(show) {
+                    println!("   {}: {}", if settled { "also" } else { "agrees" }, list[i].toml.lines().skip(3).collect::<Vec<_>>().join(", "));
                 }
             }
         }

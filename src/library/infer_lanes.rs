@@ -125,6 +125,31 @@ pub fn consistent(rules: &ScheduleRules, probe: &Probe, config: &KernelConfig, c
         .collect()
 }
 
+/// `plan` without a restart interval no chain reaches (it changes nothing there).
+fn without_idle_restarts(mut plan: Plan) -> Plan {
+    let longest = plan.slices.iter().map(|c| c.iter().map(|r| r.len()).sum::<usize>()).max().unwrap_or(0);
+    if plan.promote_every.is_some_and(|every| every >= longest) {
+        plan.promote_every = None;
+    }
+    plan
+}
+
+/// Whether the candidates give one plan at every K of `ks` for an m×n GEMM of `config` (F.linear's
+/// bias and transposed weight as given): where they do, the probes' ambiguity does not matter
+/// for those K.
+pub fn same_plans(rules: &ScheduleRules, candidates: &[&SliceRule], (m, n): (usize, usize), ks: impl Iterator<Item = usize>, config: &KernelConfig, bias: bool, linear: bool) -> bool {
+    let mut rules = rules.clone();
+    let mut plan = |c: &SliceRule, k: usize| {
+        rules.gemv.clear();
+        rules.gemv.push(c.clone());
+        rules.plan_layout(m, n, k, config, bias, linear).ok().map(without_idle_restarts)
+    };
+    ks.into_iter().all(|k| {
+        let first = plan(candidates[0], k);
+        candidates[1..].iter().all(|c| plan(c, k) == first)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

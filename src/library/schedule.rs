@@ -369,6 +369,10 @@ pub struct SliceRule {
     /// a longer K falls to the next rule, or is declined.
     #[serde(default)]
     pub k_max: Option<usize>,
+    /// The rule holds only from this K (measured from there; a rule inferred from probes is held
+    /// to the K they covered): a shorter K falls to the next rule, or is declined.
+    #[serde(default)]
+    pub k_min: Option<usize>,
     /// The rule holds only where each split-K slice, ceil(K / splits), is at most this long
     /// (K itself without split-K): a longer slice falls to the next rule, or is declined.
     #[serde(default)]
@@ -418,6 +422,7 @@ impl SliceRule {
         self.bias.is_none_or(|b| b == bias)
             && self.linear.is_none_or(|l| l == linear)
             && self.k_max.is_none_or(|x| k <= x)
+            && self.k_min.is_none_or(|x| k >= x)
             && self.slice_k_max.is_none_or(|x| k.div_ceil(config.split_k.max(1) as usize) <= x)
             && self.algos.contains(&config.algo)
             && self.custom_options.as_ref().is_none_or(|o| o.contains(&config.custom_option()))
@@ -500,6 +505,7 @@ impl ScheduleRules {
                 positive(at("lane_blocks"), r.lane_blocks)?;
                 positive(at("promote_every"), r.promote_every)?;
                 positive(at("k_max"), r.k_max)?;
+                positive(at("k_min"), r.k_min)?;
                 positive(at("slice_k_max"), r.slice_k_max)?;
                 positive(at("n_min"), r.n_min)?;
             }

@@ -44,7 +44,9 @@ fn validation(name: &str) -> Vec<(String, TorchOp, (usize, usize, usize), Kernel
 const PREDICTED: [(&str, usize, usize); 7] = [
     ("h200-validate-58101.tsv.gz", 29_925, 0),
     ("h200-check-58201.tsv.gz", 32_379, 0),
-    ("h200-validate-58301.tsv.gz", 32_361, 0),
+    // One wrong since the GEMV lane rules inferred from FPRev: a GEMM whose logged kernel had no
+    // schedule (not counted) now has one, and the predictor's kernel there is another.
+    ("h200-validate-58301.tsv.gz", 32_361, 1),
     ("h200-validate-58401.tsv.gz", 32_343, 0),
     ("h200-validate-58501.tsv.gz", 32_381, 0),
     ("h200-validate-58601.tsv.gz", 21_455, 22),
@@ -171,7 +173,8 @@ fn h200_gap_gemms_are_exact_or_declined() {
     assert!(dgemv.gemms >= 590 && dgemv.exact + 10 >= dgemv.gemms, "DGEMM algo 13: {} of {} exact", dgemv.exact, dgemv.gemms);
     let gemm_sn = &summary[&("cublas.gemm.bf16.bf16.bf16.bf16".to_string(), "algo 11".to_string())];
     assert_eq!((gemm_sn.gemms, gemm_sn.exact), (170, 170));
-    assert_eq!((gemms, exact), (2720, 2674));
+    // 2,674 before the GEMV lane rules inferred from FPRev (corpus/library/fprev-gaps/).
+    assert_eq!((gemms, exact), (2720, 2691));
 }
 
 /// The H100's predictors, learned from its cuBLASLt heuristic asked at 38.8 million shapes
@@ -190,9 +193,11 @@ fn h100_predictors_on_fresh_h100_calls() {
     assert!(exact >= H100_EXACT && wrong <= H100_WRONG, "{name}: {exact} exact (at least {H100_EXACT}), {wrong} wrong (at most {H100_WRONG}) of {all}");
 }
 
-/// What `h100_predictors_on_fresh_h100_calls` measured.
+/// What `h100_predictors_on_fresh_h100_calls` measured (report/predict-h100-59101.txt: 11
+/// wrong); one more GEMM counts as wrong since the GEMV lane rules inferred from FPRev gave its
+/// logged kernel a schedule, where the predictor gives another kernel.
 const H100_EXACT: usize = 23_223;
-const H100_WRONG: usize = 11;
+const H100_WRONG: usize = 12;
 
 /// A fit's output directory stands in for the embedded predictor (and table, where it holds
 /// one) before it is embedded; a directory without the path's predictor is an error.
