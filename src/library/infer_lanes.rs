@@ -21,7 +21,7 @@ pub struct Candidate {
 }
 
 /// Lane counts tried (one thread to a full block of 256; gemvNSP runs 24).
-const LANES: [usize; 14] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256];
+const LANES: [usize; 18] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 128, 256];
 /// Blocks of k dealt round robin to the lanes (0: contiguous chunks, one per lane).
 const DEALS: [usize; 10] = [1, 0, 2, 4, 8, 16, 32, 64, 128, 256];
 /// With contiguous chunks: the largest chunk before the chunks are dealt round robin.

@@ -173,8 +173,10 @@ fn h200_gap_gemms_are_exact_or_declined() {
     assert!(dgemv.gemms >= 590 && dgemv.exact + 10 >= dgemv.gemms, "DGEMM algo 13: {} of {} exact", dgemv.exact, dgemv.gemms);
     let gemm_sn = &summary[&("cublas.gemm.bf16.bf16.bf16.bf16".to_string(), "algo 11".to_string())];
     assert_eq!((gemm_sn.gemms, gemm_sn.exact), (170, 170));
-    // 2,674 before the GEMV lane rules inferred from FPRev (corpus/library/fprev-gaps/).
-    assert_eq!((gemms, exact), (2720, 2691));
+    // 2,674 before the GEMV lane rules inferred from FPRev (corpus/library/fprev-gaps/), 2,691
+    // with those of runs a and b; 2,698 with those of runs a to d and TF32 gemvNSP's 32 lanes
+    // below n = 85.
+    assert_eq!((gemms, exact), (2720, 2698));
 }
 
 /// The H100's predictors, learned from its cuBLASLt heuristic asked at 38.8 million shapes
@@ -193,10 +195,13 @@ fn h100_predictors_on_fresh_h100_calls() {
     assert!(exact >= H100_EXACT && wrong <= H100_WRONG, "{name}: {exact} exact (at least {H100_EXACT}), {wrong} wrong (at most {H100_WRONG}) of {all}");
 }
 
-/// What `h100_predictors_on_fresh_h100_calls` measured (report/predict-h100-59101.txt: 11
-/// wrong); one more GEMM counts as wrong since the GEMV lane rules inferred from FPRev gave its
-/// logged kernel a schedule, where the predictor gives another kernel.
-const H100_EXACT: usize = 23_223;
+/// What `h100_predictors_on_fresh_h100_calls` measured (report/predict-h100-59101.txt: 12
+/// wrong). Eleven were measured before the GEMV lane rules inferred from FPRev; one more counts
+/// as wrong since those rules gave its logged kernel a schedule, where the predictor gives
+/// another kernel. One answer exact before (algorithm 11 at 5x1460x132, answered with the
+/// bf16 -> f32 customOption 56 kernel, the same bits under that kernel's earlier rule) is
+/// declined since the rule's correction and the predictors' recalibration.
+const H100_EXACT: usize = 23_222;
 const H100_WRONG: usize = 12;
 
 /// A fit's output directory stands in for the embedded predictor (and table, where it holds
