@@ -194,20 +194,13 @@ impl<'a> Counts<'a> {
 pub fn compare(plan: &Plan, probe: &Probe, keep: usize, width: usize) -> Agreement {
     let mut model = Counts::new(plan, probe.k, width);
     let mut out = Agreement::default();
-    let Some(counts) = &probe.counts else { return out };
-    let probed: Vec<usize> = probe.probes.clone().unwrap_or_else(|| (0..probe.k).collect());
-    for (&q, row) in probe.anchors.iter().zip(counts) {
-        for (&p, &measured) in probed.iter().zip(row) {
-            if measured < 2 || measured > probe.k as i64 || q == p || q >= probe.k || p >= probe.k {
-                continue;
-            }
-            out.pairs += 1;
-            let c = model.count(q, p);
-            if c as i64 == measured {
-                out.agree += 1;
-            } else if out.misses.len() < keep {
-                out.misses.push(Miss { q, p, measured, model: c });
-            }
+    for (q, p, measured) in clean_pairs(probe) {
+        out.pairs += 1;
+        let c = model.count(q, p);
+        if c as i64 == measured {
+            out.agree += 1;
+        } else if out.misses.len() < keep {
+            out.misses.push(Miss { q, p, measured, model: c });
         }
     }
     out
@@ -215,18 +208,24 @@ pub fn compare(plan: &Plan, probe: &Probe, keep: usize, width: usize) -> Agreeme
 
 /// Whether `plan` gives every clean measured pair of the probe (stops at the first miss).
 pub fn agrees_everywhere(plan: &Plan, probe: &Probe, width: usize) -> bool {
-    let Some(counts) = &probe.counts else { return false };
+    if probe.counts.is_none() {
+        return false;
+    }
     let mut model = Counts::new(plan, probe.k, width);
-    let all: Vec<usize>;
-    let probed: &[usize] = match &probe.probes {
-        Some(p) => p,
-        None => {
-            all = (0..probe.k).collect();
-            &all
-        }
-    };
-    probe.anchors.iter().zip(counts).all(|(&q, row)| {
-        probed.iter().zip(row).all(|(&p, &measured)| measured < 2 || measured > probe.k as i64 || q == p || q >= probe.k || p >= probe.k || model.count(q, p) as i64 == measured)
+    clean_pairs(probe).all(|(q, p, measured)| model.count(q, p) as i64 == measured)
+}
+
+/// The probe's measured pairs a tree can be checked on, as (anchor, probed k, count): both k
+/// inside K and distinct, the count a size the tree can have (2 to K; smaller or larger values
+/// mark a measurement that failed).
+fn clean_pairs(probe: &Probe) -> impl Iterator<Item = (usize, usize, i64)> + '_ {
+    let k = probe.k;
+    let probed = move |i: usize| probe.probes.as_ref().map_or(Some(i), |p| p.get(i).copied());
+    probe.anchors.iter().zip(probe.counts.iter().flatten()).flat_map(move |(&q, row)| {
+        row.iter().enumerate().filter_map(move |(i, &measured)| {
+            let p = probed(i)?;
+            (measured >= 2 && measured <= k as i64 && q != p && q < k && p < k).then_some((q, p, measured))
+        })
     })
 }
 

@@ -104,9 +104,14 @@ pub fn candidates(algo: u32, option: u32, split: bool) -> Vec<Candidate> {
 
 /// The plan of the probe's GEMM under `rules` with `candidate` as its only lane rule.
 fn plan_under(rules: &mut ScheduleRules, candidate: &SliceRule, probe: &Probe, config: &KernelConfig) -> Result<Plan, PlanError> {
+    plan_with(rules, candidate, (probe.m, probe.n, probe.k), config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path))
+}
+
+/// The plan at a shape with `candidate` as the only GEMV rule.
+fn plan_with(rules: &mut ScheduleRules, candidate: &SliceRule, (m, n, k): (usize, usize, usize), config: &KernelConfig, bias: bool, linear: bool) -> Result<Plan, PlanError> {
     rules.gemv.clear();
     rules.gemv.push(candidate.clone());
-    rules.plan_layout(probe.m, probe.n, probe.k, config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path))
+    rules.plan_layout(m, n, k, config, bias, linear)
 }
 
 /// The candidates (their indices) under which the probe's measured tree is the plan's at every
@@ -139,11 +144,7 @@ fn without_idle_restarts(mut plan: Plan) -> Plan {
 /// for those K.
 pub fn same_plans(rules: &ScheduleRules, candidates: &[&SliceRule], (m, n): (usize, usize), ks: impl Iterator<Item = usize>, config: &KernelConfig, bias: bool, linear: bool) -> bool {
     let mut rules = rules.clone();
-    let mut plan = |c: &SliceRule, k: usize| {
-        rules.gemv.clear();
-        rules.gemv.push(c.clone());
-        rules.plan_layout(m, n, k, config, bias, linear).ok().map(without_idle_restarts)
-    };
+    let mut plan = |c: &SliceRule, k: usize| plan_with(&mut rules, c, (m, n, k), config, bias, linear).ok().map(without_idle_restarts);
     ks.into_iter().all(|k| {
         let first = plan(candidates[0], k);
         candidates[1..].iter().all(|c| plan(c, k) == first)

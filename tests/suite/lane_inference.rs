@@ -119,3 +119,33 @@ fn inferred_gap_rules_give_the_trees_and_the_recorded_bits() {
         assert!(exact >= min_exact, "{records}: {exact} of {gemms} exact");
     }
 }
+
+/// bf16 -> f32 gemvNSP (customOption 10) past n = 8,192, FPRev on an H100 at K = 100 and 28
+/// values of n (corpus/library/fprev-gaps/h100-20261207-gaps-f.json.xz): the lanes of 4-k blocks
+/// under the butterfly change with n, not monotonically (24 at n = 10,000, 20 at 12,000, 12 at
+/// 13,000, 16 at 15,000), so the model declines every one of them and names why.
+#[test]
+fn gemvnsp_lanes_change_with_n_and_the_model_declines_them() {
+    let path = "cublas.gemm.f32.bf16.bf16.f32";
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library/fprev-gaps/h100-20261207-gaps-f.json.xz");
+    let (gpu, probes) = fprev::parse_with_gpu(&mmafuzz::store::read_text(&file).unwrap()).unwrap();
+    assert_eq!(probes.len(), 28);
+    let lm = LibraryModel::load(&mmafuzz::library::record::model_of_gpu(&gpu, path), None).unwrap();
+    let list = candidates(13, 10, false);
+    let width = |plan: &mmafuzz::library::Plan| lm.fused_width(plan);
+    for probe in &probes {
+        let config = fprev::config(probe).unwrap().unwrap();
+        assert_eq!((config.algo, config.custom_option(), probe.k), (13, 10, 100));
+        let why = lm.rules.plan_layout(probe.m, probe.n, probe.k, &config, false, false).unwrap_err().to_string();
+        assert!(why.contains("not monotone"), "1x{}x100: {why}", probe.n);
+        let want = match probe.n {
+            10_000 => 24,
+            12_000 => 20,
+            13_000 => 12,
+            15_000 => 16,
+            _ => continue,
+        };
+        let left = consistent(&lm.rules, probe, &config, &list, None, &width);
+        assert_eq!(fields(&list[left[0]].rule), (Some(want), 4, None, Combine::Butterfly, None, None), "1x{}x100", probe.n);
+    }
+}
