@@ -81,7 +81,9 @@ fn the_command_prints_model_text_and_says_what_it_cannot_infer() {
 /// runs a to e): the lane rules `infer-lanes` gave were added to the models, held to the probed
 /// K and layout. Every probe the models now plan agrees in every pair, and GEMMs recorded with
 /// their D at other shapes of the same kernels (never probed: `records/` after runs a and b,
-/// `records-d/` with run d) are exact or declined, none wrong (report/replay-fprev-gaps.txt).
+/// `records-d/` with run d) are exact or declined, none wrong; and so are every one of 27
+/// recorded after the four corrected rules were final, at shapes in their new ranges
+/// (`records-corrected/`; report/replay-fprev-gaps.txt).
 #[test]
 fn inferred_gap_rules_give_the_trees_and_the_recorded_bits() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library/fprev-gaps");
@@ -101,7 +103,7 @@ fn inferred_gap_rules_give_the_trees_and_the_recorded_bits() {
         }
     }
     assert!(probes >= 990 && planned >= 840, "{planned} of {probes} probes planned");
-    for (records, want_gemms, min_exact) in [("records", 76, 31), ("records-d", 86, 54)] {
+    for (records, want_gemms, min_exact) in [("records", 76, 31), ("records-d", 86, 54), ("records-corrected", 27, 27)] {
         let mut models = std::collections::BTreeMap::new();
         let mut summary = mmafuzz::library::record::Summary::new();
         for entry in std::fs::read_dir(dir.join(records)).unwrap() {
