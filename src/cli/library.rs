@@ -455,7 +455,7 @@ fn fprev(files: &[PathBuf], model: Option<&str>, keep: usize) -> anyhow::Result<
                     continue;
                 }
             };
-            let plan = match lm.rules.plan_layout(probe.m, probe.n, probe.k, &config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path)) {
+            let plan = match fprev::plan(&lm.rules, probe, &config) {
                 Ok(p) => p,
                 Err(e) => {
                     println!("{tag} [{config}]: declined by the model: {e}");

@@ -10,15 +10,40 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// One kernel as the probes meet it: the path, how the probe called it, the algorithm, its
-/// customOption and whether it split K.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// One kernel as the probes meet it: the path, how the probe called it (F.linear or not, with
+/// its bias epilogue or not), the algorithm, its customOption and whether it split K.
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Kernel {
     path: String,
-    via: &'static str,
+    linear: bool,
+    bias: bool,
     algo: u32,
     option: u32,
     split: bool,
+}
+
+/// Listed by path, then by the call's name, then by the kernel.
+impl Ord for Kernel {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.path.as_str(), self.via(), self.algo, self.option, self.split).cmp(&(other.path.as_str(), other.via(), other.algo, other.option, other.split))
+    }
+}
+
+impl PartialOrd for Kernel {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Kernel {
+    /// The PyTorch call the probes made.
+    fn via(&self) -> &'static str {
+        match (self.bias, self.linear) {
+            (true, _) => "F.linear with a bias",
+            (false, true) => "F.linear",
+            _ => "torch.mm",
+        }
+    }
 }
 
 /// What the probes of one kernel leave.
@@ -57,16 +82,9 @@ pub fn infer(files: &[PathBuf], model: Option<&str>, all: bool, show: usize) -> 
                 models.insert(name.clone(), LibraryModel::load(&name, None)?);
             }
             let lm = &models[&name];
-            let via = match (fprev::through_bias(&probe.path), fprev::through_linear(&probe.path)) {
-                (true, _) => "F.linear with a bias",
-                (false, true) => "F.linear",
-                _ => "torch.mm",
-            };
-            let key = Kernel { path: path.to_string(), via, algo: config.algo, option: config.custom_option(), split: config.split_k > 1 };
-            let own = lm
-                .rules
-                .plan_layout(probe.m, probe.n, probe.k, &config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path))
-                .is_ok_and(|plan| fprev::agrees_everywhere(&plan, probe, lm.fused_width(&plan)));
+            let (linear, bias) = (fprev::through_linear(&probe.path), fprev::through_bias(&probe.path));
+            let key = Kernel { path: path.to_string(), linear, bias, algo: config.algo, option: config.custom_option(), split: config.split_k > 1 };
+            let own = fprev::plan(&lm.rules, probe, &config).is_ok_and(|plan| fprev::agrees_everywhere(&plan, probe, lm.fused_width(&plan)));
             let entry = found.entry(key.clone()).or_insert(Found { shapes: vec![], ks: vec![], model: name.clone(), first: (probe.m, probe.n, config.clone()), left: None, modelled: 0 });
             entry.shapes.push(format!("{}x{}x{}", probe.m, probe.n, probe.k));
             entry.ks.push(probe.k);
@@ -85,7 +103,7 @@ pub fn infer(files: &[PathBuf], model: Option<&str>, all: bool, show: usize) -> 
     let mut unresolved = 0;
     for (k, f) in &found {
         let split = if k.split { "split-K" } else { "unsplit" };
-        println!("== {} through {}: algo {} customOption {} ({split}), probed at {}", k.path, k.via, k.algo, k.option, f.shapes.join(", "));
+        println!("== {} through {}: algo {} customOption {} ({split}), probed at {}", k.path, k.via(), k.algo, k.option, f.shapes.join(", "));
         let Some(left) = &f.left else {
             println!("   the model's rules give every measured pair at all {} probe(s)", f.shapes.len());
             continue;
@@ -101,14 +119,13 @@ pub fn infer(files: &[PathBuf], model: Option<&str>, all: bool, show: usize) -> 
             }
             n => {
                 let (k_min, k_max) = (*f.ks.iter().min().expect("probed"), *f.ks.iter().max().expect("probed"));
-                let (bias, linear) = (k.via == "F.linear with a bias", k.via != "torch.mm");
                 // Held to the probed K: where every agreeing rule gives one plan at each K of that
                 // range (all of it up to 1,024 values, else 1,024 spread over it), the simplest is
                 // the kernel's rule there.
                 let ks: Vec<usize> = if k_max - k_min < 1024 { (k_min..=k_max).collect() } else { (0..1024).map(|i| k_min + i * (k_max - k_min) / 1023).collect() };
                 let rules: Vec<_> = left.iter().map(|&i| &list[i].rule).collect();
                 let (m, nn, config) = &f.first;
-                let settled = n == 1 || (n <= 16 && same_plans(&models[&f.model].rules, &rules, (*m, *nn), ks.into_iter(), config, bias, linear));
+                let settled = n == 1 || (n <= 16 && same_plans(&models[&f.model].rules, &rules, (*m, *nn), ks.into_iter(), config, k.bias, k.linear));
                 println!("   {n} of {} rules give every measured pair{}", list.len(), match (n, settled) {
                     (1, _) => "; as model text, held to the probed K:",
                     (_, true) => ", and the same plans at every K probed between: the simplest, held to those K:",
@@ -117,9 +134,9 @@ pub fn infer(files: &[PathBuf], model: Option<&str>, all: bool, show: usize) -> 
                 if settled {
                     println!("[[schedule.gemv]]\n# inferred by `mmafuzz library infer-lanes` from FPRev at {}", f.shapes.join(", "));
                     print!("{}", list[left[0]].toml);
-                    println!("linear = {linear}");
-                    if linear {
-                        println!("bias = {bias}");
+                    println!("linear = {}", k.linear);
+                    if k.linear {
+                        println!("bias = {}", k.bias);
                     }
                     println!("k_min = {k_min}\nk_max = {k_max}");
                 } else {

@@ -10,7 +10,7 @@
 //! DGEMM), whose tree these probes measure; a tensor-core chain adds fused blocks, whose terms
 //! meet at their block's node, which this comparison does not model.
 
-use super::schedule::Plan;
+use super::schedule::{Plan, PlanError, ScheduleRules};
 use super::KernelConfig;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -88,6 +88,12 @@ pub fn through_linear(script_path: &str) -> bool {
 /// Whether a probe went through F.linear's bias epilogue (a zero bias).
 pub fn through_bias(script_path: &str) -> bool {
     script_path.ends_with(".linear")
+}
+
+/// The plan `rules` give the probe's GEMM under `config`, laid out as the probe called it
+/// (F.linear's bias epilogue and transposed weight as its path says).
+pub fn plan(rules: &ScheduleRules, probe: &Probe, config: &KernelConfig) -> Result<Plan, PlanError> {
+    rules.plan_layout(probe.m, probe.n, probe.k, config, through_bias(&probe.path), through_linear(&probe.path))
 }
 
 /// A pair whose measured count the plan does not give.

@@ -20,7 +20,7 @@ pub struct Candidate {
     pub rule: SliceRule,
 }
 
-/// Lane counts tried (one thread to a full block of 256; gemvNSP runs 24).
+/// Lane counts tried (one thread to a full block of 256; gemvNSP runs 12 to 32 by n).
 const LANES: [usize; 18] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 128, 256];
 /// Blocks of k dealt round robin to the lanes (0: contiguous chunks, one per lane).
 const DEALS: [usize; 10] = [1, 0, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -104,14 +104,14 @@ pub fn candidates(algo: u32, option: u32, split: bool) -> Vec<Candidate> {
 
 /// The plan of the probe's GEMM under `rules` with `candidate` as its only lane rule.
 fn plan_under(rules: &mut ScheduleRules, candidate: &SliceRule, probe: &Probe, config: &KernelConfig) -> Result<Plan, PlanError> {
-    plan_with(rules, candidate, (probe.m, probe.n, probe.k), config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path))
+    only_rule(rules, candidate);
+    fprev::plan(rules, probe, config)
 }
 
-/// The plan at a shape with `candidate` as the only GEMV rule.
-fn plan_with(rules: &mut ScheduleRules, candidate: &SliceRule, (m, n, k): (usize, usize, usize), config: &KernelConfig, bias: bool, linear: bool) -> Result<Plan, PlanError> {
+/// `rules` with `candidate` as their only GEMV rule.
+fn only_rule(rules: &mut ScheduleRules, candidate: &SliceRule) {
     rules.gemv.clear();
     rules.gemv.push(candidate.clone());
-    rules.plan_layout(m, n, k, config, bias, linear)
 }
 
 /// The candidates (their indices) under which the probe's measured tree is the plan's at every
@@ -144,7 +144,10 @@ fn without_idle_restarts(mut plan: Plan) -> Plan {
 /// for those K.
 pub fn same_plans(rules: &ScheduleRules, candidates: &[&SliceRule], (m, n): (usize, usize), ks: impl Iterator<Item = usize>, config: &KernelConfig, bias: bool, linear: bool) -> bool {
     let mut rules = rules.clone();
-    let mut plan = |c: &SliceRule, k: usize| plan_with(&mut rules, c, (m, n, k), config, bias, linear).ok().map(without_idle_restarts);
+    let mut plan = |c: &SliceRule, k: usize| {
+        only_rule(&mut rules, c);
+        rules.plan_layout(m, n, k, config, bias, linear).ok().map(without_idle_restarts)
+    };
     ks.into_iter().all(|k| {
         let first = plan(candidates[0], k);
         candidates[1..].iter().all(|c| plan(c, k) == first)

@@ -96,7 +96,7 @@ fn inferred_gap_rules_give_the_trees_and_the_recorded_bits() {
             let model = mmafuzz::library::record::model_of_gpu(&gpu, fprev::library_path(&probe.path).unwrap());
             let lm = models.entry(model.clone()).or_insert_with(|| LibraryModel::load(&model, None).unwrap());
             let config = fprev::config(probe).unwrap().unwrap();
-            let Ok(plan) = lm.rules.plan_layout(probe.m, probe.n, probe.k, &config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path)) else { continue };
+            let Ok(plan) = fprev::plan(&lm.rules, probe, &config) else { continue };
             let a = fprev::compare(&plan, probe, 3, lm.fused_width(&plan));
             assert_eq!(a.agree, a.pairs, "{} {}x{}x{} [{config}]: {:?}", probe.path, probe.m, probe.n, probe.k, a.misses);
             planned += 1;

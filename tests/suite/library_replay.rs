@@ -214,7 +214,7 @@ fn fprev_trees_agree_with_the_schedules() {
             let name = mmafuzz::library::record::model_of_gpu(&gpu, fprev::library_path(&probe.path).unwrap());
             let lm = models.entry(name.clone()).or_insert_with(|| LibraryModel::load(&name, None).unwrap());
             let config = fprev::config(probe).unwrap().unwrap();
-            let Ok(plan) = lm.rules.plan_layout(probe.m, probe.n, probe.k, &config, fprev::through_bias(&probe.path), fprev::through_linear(&probe.path)) else {
+            let Ok(plan) = fprev::plan(&lm.rules, probe, &config) else {
                 declined.push(format!("{} {}x{}x{} [{config}]", probe.path, probe.m, probe.n, probe.k));
                 continue;
             };
