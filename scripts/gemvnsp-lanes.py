@@ -13,7 +13,11 @@ import json, lzma, re, sys
 
 def main(path):
     opener = lzma.open if path.endswith(".xz") else open
-    probes = json.load(opener(path, "rt"))["probes"]
+    try:
+        with opener(path, "rt") as f:
+            probes = json.load(f)["probes"]
+    except (OSError, lzma.LZMAError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"gemvnsp-lanes.py: {path}: not a readable FPRev file (scripts/torch-fprev.py's output): {e}")
     for p in probes:
         if not p.get("counts") or not p.get("kernels"):
             continue
