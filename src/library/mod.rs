@@ -23,6 +23,7 @@ pub mod op;
 pub mod predict;
 pub mod record;
 pub mod scalars;
+pub mod segment_k;
 pub mod schedule;
 pub mod trace;
 pub mod tree;

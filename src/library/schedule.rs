@@ -5,6 +5,7 @@
 use super::config::{KernelConfig, Reduction};
 use super::tree::{Combine, SumTree};
 use super::scalars::{KernelKind, ScalarRule, ScalarRules};
+use super::segment_k::SplitChoice;
 use crate::format::Format;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -166,6 +167,15 @@ pub struct RuntimeSplitRule {
     /// shape not listed here falls back to `segments`.
     #[serde(default)]
     pub linear_segments: Vec<String>,
+    /// The kernel's own choice at a shape neither list holds (see [`SplitChoice`]); absent:
+    /// such a shape is unsplit with `unsplit_min_tiles` tiles, else declined.
+    #[serde(default)]
+    pub choice: Option<SplitChoice>,
+    /// More segments than this are declined: `combine` was measured up to this count only (the
+    /// tree of more may be another; TF32 segment-K at 11 segments adds them in a chain from the
+    /// last). Absent: any count.
+    #[serde(default)]
+    pub max_segments: Option<usize>,
 }
 
 fn no_tile_count() -> usize {
@@ -516,6 +526,10 @@ impl ScheduleRules {
                 return Err(format!("{at}: algos is empty"));
             }
             positive(format!("{at}: k_tile"), r.k_tile)?;
+            positive(format!("{at}: max_segments"), r.max_segments)?;
+            if let Some(c) = &r.choice {
+                c.check().map_err(|e| format!("{at}: {e}"))?;
+            }
             for seg in r.segments.iter().chain(&r.linear_segments) {
                 let ok = seg.split_once(':').and_then(|(shape, s)| {
                     let dims: Vec<usize> = shape.split('x').map(str::parse).collect::<Result<_, _>>().ok()?;
@@ -624,12 +638,18 @@ impl ScheduleRules {
                 let Some(r) = self.runtime_split.iter().find(|r| r.algos.contains(&config.algo)) else {
                     return Err(PlanError::RuntimeSplit(config.to_string()));
                 };
-                let segments = match r.segments_of(m, n, k, linear) {
+                let chosen = || r.choice.as_ref().and_then(|c| c.segments(config, m, n, k, r.k_tile.unwrap_or(1), linear));
+                let segments = match r.segments_of(m, n, k, linear).or_else(chosen) {
                     Some(s) => s,
                     None if config.output_tiles(m, n).is_some_and(|t| t >= r.unsplit_min_tiles) => 1,
                     None if r.unsplit_max_k.is_some_and(|max| k <= max) => 1,
                     None => return Err(PlanError::RuntimeSplit(format!("{config}; segment count not learned for {m}x{n}x{k}"))),
                 };
+                if let Some(max) = r.max_segments.filter(|&max| segments > max) {
+                    return Err(PlanError::RuntimeSplit(format!(
+                        "{config}: {segments} segments at {m}x{n}x{k}; how more than {max} are added is not modelled (at 11, FPRev measured a chain from the last segment, not the pairwise tree)"
+                    )));
+                }
                 if segments <= 1 {
                     let plan = whole(Reduction::None);
                     return Ok(match r.addend {
@@ -818,7 +838,7 @@ mod tests {
     #[test]
     fn runtime_split_runs_unsplit_only_on_enough_tiles() {
         let mut r = rules();
-        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64, unsplit_max_k: None, addend: None, k_tile: None, combine: Combine::InOrder, segments: vec![], linear_segments: vec![] });
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 64, unsplit_max_k: None, addend: None, k_tile: None, combine: Combine::InOrder, segments: vec![], linear_segments: vec![], choice: None, max_segments: None });
         let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x64 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
         // 512x1000x1024: ceil(1000/128) * ceil(512/64) = 64 tiles; 3072x128: 1 * 48.
         assert_eq!(r.plan(512, 1000, 1024, &c).unwrap().slices, vec![vec![0..1024]]);
@@ -833,7 +853,7 @@ mod tests {
     fn segment_k_cuts_and_adds_as_measured() {
         let mut r = rules();
         let segments = vec!["384x1000x12288:5".into(), "1536x192x3000:2".into(), "1000x384x1024:1".into()];
-        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 65, unsplit_max_k: None, addend: None, k_tile: Some(32), combine: Combine::PairsFromEnd, segments, linear_segments: vec![] });
+        r.runtime_split.push(RuntimeSplitRule { algos: vec![43], unsplit_min_tiles: 65, unsplit_max_k: None, addend: None, k_tile: Some(32), combine: Combine::PairsFromEnd, segments, linear_segments: vec![], choice: None, max_segments: None });
         let c = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_128x128 numSplitsK=-1 reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE").unwrap();
         let p = r.plan(384, 1000, 12288, &c).unwrap();
         let starts: Vec<usize> = p.slices.iter().map(|s| s[0].start / 32).collect();
@@ -844,6 +864,10 @@ mod tests {
         assert_eq!(r.plan(1000, 384, 1024, &c).unwrap().slices, vec![vec![0..1024]]);
         let not_learned = r.plan(1000, 384, 1000, &c).unwrap_err().to_string();
         assert!(not_learned.contains("segment count not learned for 1000x384x1000"), "{not_learned}");
+        r.runtime_split[0].max_segments = Some(4);
+        let too_many = r.plan(384, 1000, 12288, &c).unwrap_err().to_string();
+        assert!(too_many.contains("5 segments at 384x1000x12288"), "{too_many}");
+        assert_eq!(r.plan(1536, 192, 3000, &c).unwrap().slices.len(), 2);
     }
 
     /// DGEMM algorithms 35/36 (recorded split-K GEMMs): K dealt in tiles of the stage depth,

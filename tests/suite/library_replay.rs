@@ -263,3 +263,80 @@ fn special_value_records_replay_with_their_specials() {
     let bad = r#"{"path":"cublas.gemm.f32.f32.f32.f32","seed":1,"m":1,"n":1,"k":1,"beta":0,"values":"odd","d":["00000000"]}"#;
     assert!(GemmRecord::parse(bad).unwrap_err().to_string().contains("special"));
 }
+
+/// Segment-K's split where no count is listed: for every segment-K probe FPRev recorded
+/// (corpus/library/fprev/*-tf32-segk*, TF32 algorithm 43 with its run-time split), the split the
+/// model's `[schedule.runtime_split.choice]` gives from the logged tile and cluster is the number
+/// of segments the GPU's tree has (S chains: count(32t, 32t + 1) = 8 at each segment's start,
+/// kept by scripts/fprev-segk-thin.py as the "segment starts" probe; none kept: one chain).
+#[test]
+fn segment_k_choice_gives_the_measured_split() {
+    use mmafuzz::library::{fprev, KernelConfig, LibraryModel};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library/fprev");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().contains("-tf32-segk")).collect();
+    files.push(dir.join("../fprev-gaps/h100-20261207-segk-chain11.json.xz"));
+    files.sort();
+    assert!(files.len() >= 2, "{files:?}");
+    let mut total = 0;
+    for file in files {
+        let (gpu, probes) = fprev::parse_with_gpu(&mmafuzz::store::read_text(&file).unwrap()).unwrap();
+        let lm = LibraryModel::load(&mmafuzz::library::record::model_of_gpu(&gpu, "cublas.gemm.f32.tf32.tf32.f32"), None).unwrap();
+        let rule = lm.rules.runtime_split.iter().find(|r| r.algos.contains(&43)).unwrap();
+        let choice = rule.choice.as_ref().expect("the TF32 model states segment-K's choice");
+        // Per shape and call: the logged configuration and the segment count measured.
+        let mut shapes: BTreeMap<(String, usize, usize, usize), (String, usize)> = BTreeMap::new();
+        for p in probes.iter().filter(|p| p.counts.is_some() && p.config.as_deref().is_some_and(|c| c.contains("algoId=43") && c.contains("numSplitsK=-1"))) {
+            let e = shapes.entry((p.path.clone(), p.m, p.n, p.k)).or_insert_with(|| (p.config.clone().unwrap(), 1));
+            if p.probes.as_deref() == Some(&p.anchors[..]) {
+                e.1 = p.anchors.len();
+            }
+        }
+        let mut wrong = vec![];
+        for ((path, m, n, k), (config, measured)) in &shapes {
+            let config = KernelConfig::from_log(config).unwrap();
+            let linear = path.contains(".linear");
+            let chosen = choice.segments(&config, *m, *n, *k, rule.k_tile.unwrap_or(1), linear);
+            if chosen != Some(*measured) {
+                wrong.push(format!("{path} {m}x{n}x{k} [{config}]: measured {measured}, chosen {chosen:?}"));
+            }
+        }
+        eprintln!("{}: {} segment-K shapes, {} chosen as measured", file.display(), shapes.len(), shapes.len() - wrong.len());
+        assert!(wrong.is_empty(), "{}: {wrong:#?}", file.display());
+        total += shapes.len();
+    }
+    assert!(total >= 700, "{total}");
+}
+
+/// Segment-K with more segments than the pairwise tree was measured at: 158x288x28224 through
+/// torch.addmm ran 11 segments (as the choice says), added p0 + (p1 + (... + (p9 + p10))), a
+/// chain from the last (FPRev: count(s_i, s_j) = K - i segments for i < j), so the model
+/// declines it; and the GEMMs recorded with D at every segment-K shape probed since the choice
+/// was fixed (corpus/library/segk-records/: the H100 traces' declined shapes and a fresh aligned
+/// draw) replay bit for bit, that one declined.
+#[test]
+fn segment_k_records_replay_and_eleven_segments_are_declined() {
+    use mmafuzz::library::{fprev, LibraryModel};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library");
+    let (gpu, probes) = fprev::parse_with_gpu(&mmafuzz::store::read_text(&root.join("fprev-gaps/h100-20261207-segk-chain11.json.xz")).unwrap()).unwrap();
+    let lm = LibraryModel::load(&mmafuzz::library::record::model_of_gpu(&gpu, "cublas.gemm.f32.tf32.tf32.f32"), None).unwrap();
+    let starts = probes.iter().find(|p| p.probes.as_deref() == Some(&p.anchors[..])).expect("the segment starts probe");
+    let (k, counts) = (starts.k, starts.counts.as_ref().unwrap());
+    assert_eq!(starts.anchors.len(), 11);
+    let tiles = k.div_ceil(32);
+    for (i, row) in counts.iter().enumerate() {
+        for (j, &c) in row.iter().enumerate().filter(|&(j, _)| j > i) {
+            // Under the LCA of segments i < j: every segment from i on.
+            let first_k = starts.anchors[i];
+            assert_eq!(c as usize, k - first_k, "segments {i}, {j} ({} of {tiles} k-tiles before)", first_k / 32);
+        }
+    }
+    let config = fprev::config(starts).unwrap().unwrap();
+    let why = fprev::plan(&lm.rules, starts, &config).unwrap_err().to_string();
+    assert!(why.contains("11 segments"), "{why}");
+
+    let text = String::from_utf8(mmafuzz::store::read_text(&root.join("segk-records/cublas.gemm.f32.tf32.tf32.f32.jsonl.xz")).unwrap()).unwrap();
+    let (mut models, mut summary) = (BTreeMap::new(), mmafuzz::library::record::Summary::new());
+    mmafuzz::library::record::replay_text(&text, &mut models, None, &mut summary, |_, _| {}).unwrap_or_else(|(line, e)| panic!("line {line}: {e}"));
+    let (gemms, exact, skipped) = summary.values().fold((0, 0, 0), |(g, e, s), t| (g + t.gemms, e + t.exact, s + t.skipped));
+    assert_eq!((gemms, exact, skipped), (105, 104, 1), "{summary:?}");
+}
