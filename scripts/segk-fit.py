@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Segment-K's split choice against every segment count FPRev measured (no GPU needed).
 
-    python3 scripts/segk-fit.py [--overhead 22] [--area-power 0.5] [--max-cluster 16]
+    python3 scripts/segk-fit.py [--overhead 22] [--area-power 0.5] [--max-cluster 16] [--none C]
 
 Reads the thinned segment-K probes (corpus/library/fprev/*-tf32-segk*.json.xz and
 corpus/library/fprev-gaps/*-segk-chain*.json.xz: the segment count of a shape is the size of its
@@ -58,6 +58,7 @@ def main():
     ap.add_argument("--overhead", type=float, default=22.0)
     ap.add_argument("--area-power", type=float, default=0.5)
     ap.add_argument("--max-cluster", type=int, default=16)
+    ap.add_argument("--none", type=int)
     a = ap.parse_args()
     occ_file = os.path.join(ROOT, "corpus/library/probes/h100-cluster-occupancy.json")
     try:
@@ -69,9 +70,10 @@ def main():
         if c["smem"] == 204800 and c["error"] == "":
             resident.setdefault(str(c["x"] * c["y"]), c["blocks"])
     resident = {k: v for k, v in resident.items() if int(k) <= a.max_cluster}
-    resident["none"] = 120
+    if a.none:
+        resident["none"] = a.none
     files = sorted(glob.glob(os.path.join(ROOT, "corpus/library/fprev/*-tf32-segk*.json.xz"))) + sorted(glob.glob(os.path.join(ROOT, "corpus/library/fprev-gaps/*-segk-chain*.json.xz")))
-    print(f"# scripts/segk-fit.py --overhead {a.overhead} --area-power {a.area_power} --max-cluster {a.max_cluster}")
+    print(f"# scripts/segk-fit.py --overhead {a.overhead} --area-power {a.area_power} --max-cluster {a.max_cluster}" + (f" --none {a.none}" if a.none else ""))
     print(f"# residency ({occ['gpu']}, blocks filling an SM): " + ", ".join(f"{k}: {v}" for k, v in sorted(resident.items(), key=lambda kv: (kv[0] == 'none', int(kv[0]) if kv[0] != 'none' else 0))))
     every = {}
     for fn in files:
@@ -90,9 +92,9 @@ def main():
             else:
                 wrong += 1
                 print(f"  {os.path.basename(fn)}: {path} {m}x{n}x{k} tile {tm}x{tn} cluster size {size}: measured {s}, chosen {chosen}")
-        print(f"{os.path.relpath(fn, ROOT)}: {len(shapes)} shapes, {ok} as chosen, {declined} declined (cluster size not listed), {wrong} another S")
+        print(f"{os.path.relpath(fn, ROOT)}: {len(shapes)} shapes, {ok} as chosen, {declined} declined (no cluster shape, or its size not listed), {wrong} another S")
     # The overhead each tile allows: every other S must cost at least as much as the measured one.
-    full = {k: v for k, v in resident.items()}
+    full = dict(resident, none=a.none or 120)
     for c in occ["clusters"]:
         if c["smem"] == 204800 and c["error"] == "":
             full.setdefault(str(c["x"] * c["y"]), c["blocks"])
@@ -133,7 +135,7 @@ def main():
             if good:
                 fits.append(cand)
         span = f"{fits[0]} .. {fits[-1]}" if fits else "none"
-        print(f"  cluster size {size}: {span} (listed: {full.get(size, 'not listed')})")
+        print(f"  cluster size {size}: {span} (listed: {resident.get(size, 'not listed')})")
 
 
 if __name__ == "__main__":

@@ -87,6 +87,10 @@ pub fn numeric_config(rules: &ScheduleRules, config: &KernelConfig) -> KernelCon
     if let Some(c) = config.other.get("customOption").filter(|_| keep_option) {
         other.insert("customOption".to_string(), c.clone());
     }
+    // A run-time split's segment count depends on the cluster shape (how many blocks fit).
+    if let Some(c) = config.other.get("clusterShape").filter(|_| config.split_k == -1) {
+        other.insert("clusterShape".to_string(), c.clone());
+    }
     KernelConfig {
         algo,
         tile: if keep_tile { config.tile.clone() } else { None },
@@ -507,6 +511,19 @@ mod tests {
     fn rules() -> ScheduleRules {
         let m = crate::model::Model::load("h100:cublas.gemm.f32.f16.f16.f32").unwrap();
         ScheduleRules::from_table(m.schedule.as_ref().unwrap()).unwrap()
+    }
+
+    /// A run-time split keeps its tile and cluster shape (the segment count depends on both);
+    /// an unsplit sm90 kernel keeps neither.
+    #[test]
+    fn numeric_config_keeps_what_the_split_choice_reads() {
+        let m = crate::model::Model::load("h100:cublas.gemm.f32.tf32.tf32.f32").unwrap();
+        let r = ScheduleRules::from_table(m.schedule.as_ref().unwrap()).unwrap();
+        let segk = KernelConfig::from_log("algoId=43 tile=MATMUL_TILE_64x64 stages=MATMUL_STAGES_32xAUTO reductionScheme=REDUCTION_SCHEME_COMPUTE_TYPE numSplitsK=-1 clusterShape=CLUSTER_SHAPE_8x1x1").unwrap();
+        let n = numeric_config(&r, &segk);
+        assert_eq!((n.tile.as_deref(), n.other.get("clusterShape").map(String::as_str)), (Some("64x64"), Some("CLUSTER_SHAPE_8x1x1")));
+        let whole = KernelConfig::from_log("algoId=66 tile=MATMUL_TILE_128x64 stages=MATMUL_STAGES_64xAUTO clusterShape=CLUSTER_SHAPE_2x1x1").unwrap();
+        assert!(numeric_config(&rules(), &whole).other.is_empty());
     }
 
     /// A made-up GPU that splits K in two past k = 4096 when D is small and otherwise runs one

@@ -53,8 +53,10 @@ impl SplitChoice {
         let (rows, cols) = if along_m { (m, n) } else { (n, m) };
         let whole = |len: usize, tile: usize, c: usize| len.div_ceil(tile).div_ceil(c) * c;
         let blocks = whole(rows, tm, cx) * whole(cols, tn, cy);
-        let most = (resident / blocks.max(1)).max(1);
-        let k_tiles = k.div_ceil(k_tile.max(1)) as f64;
+        // Never more segments than k-tiles: a segment holds at least one.
+        let tiles = k.div_ceil(k_tile.max(1)).max(1);
+        let most = (resident / blocks.max(1)).clamp(1, tiles);
+        let k_tiles = tiles as f64;
         let overhead = self.overhead * (REFERENCE_TILE / (tm * tn) as f64).powf(self.area_power);
         let cost = |s: usize| k_tiles / s as f64 + overhead * f64::from(usize::BITS - (s - 1).leading_zeros());
         (1..=most).min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
@@ -123,6 +125,9 @@ mod tests {
         let untiled = KernelConfig::from_log("algoId=43 numSplitsK=-1").unwrap();
         assert_eq!(c.segments(&untiled, 512, 768, 1536, 32, false), None);
         assert!(SplitChoice { overhead: f64::NAN, ..choice() }.check().is_err());
+        // No overhead: as many segments as fit, but never more than K has k-tiles.
+        let free = SplitChoice { overhead: 0.0, ..choice() };
+        assert_eq!(free.segments(&cfg("128x128", Some("1x1")), 128, 128, 64, 32, false), Some(2));
         let mut zero = choice();
         zero.resident.insert("8".into(), 0);
         assert!(zero.check().is_err());
