@@ -65,11 +65,11 @@ def main():
         occ = json.load(open(occ_file))
     except (OSError, ValueError) as e:
         sys.exit(f"segk-fit.py: {occ_file}: {e}")
-    resident = {}
+    measured = {}
     for c in occ["clusters"]:
         if c["smem"] == 204800 and c["error"] == "":
-            resident.setdefault(str(c["x"] * c["y"]), c["blocks"])
-    resident = {k: v for k, v in resident.items() if int(k) <= a.max_cluster}
+            measured.setdefault(str(c["x"] * c["y"]), c["blocks"])
+    resident = {k: v for k, v in measured.items() if int(k) <= a.max_cluster}
     if a.none:
         resident["none"] = a.none
     files = sorted(glob.glob(os.path.join(ROOT, "corpus/library/fprev/*-tf32-segk*.json.xz"))) + sorted(glob.glob(os.path.join(ROOT, "corpus/library/fprev-gaps/*-segk-chain*.json.xz")))
@@ -94,10 +94,7 @@ def main():
                 print(f"  {os.path.basename(fn)}: {path} {m}x{n}x{k} tile {tm}x{tn} cluster size {size}: measured {s}, chosen {chosen}")
         print(f"{os.path.relpath(fn, ROOT)}: {len(shapes)} shapes, {ok} as chosen, {declined} declined (no cluster shape, or its size not listed), {wrong} another S")
     # The overhead each tile allows: every other S must cost at least as much as the measured one.
-    full = dict(resident, none=a.none or 120)
-    for c in occ["clusters"]:
-        if c["smem"] == 204800 and c["error"] == "":
-            full.setdefault(str(c["x"] * c["y"]), c["blocks"])
+    full = dict(measured, none=a.none or 120)
     bounds = {}
     for (path, m, n, k), (cfg, s) in every.items():
         tm, tn, size, blocks = geometry(path, m, n, cfg)

@@ -647,7 +647,7 @@ impl ScheduleRules {
                 };
                 if let Some(max) = r.max_segments.filter(|&max| segments > max) {
                     return Err(PlanError::RuntimeSplit(format!(
-                        "{config}: {segments} segments at {m}x{n}x{k}; how more than {max} are added is not modelled (at 11, FPRev measured a chain from the last segment, not the pairwise tree)"
+                        "{config}: {segments} segments at {m}x{n}x{k}; how more than {max} are added was not measured (the model's `max_segments`)"
                     )));
                 }
                 if segments <= 1 {

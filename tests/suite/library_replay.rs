@@ -274,7 +274,7 @@ fn segment_k_choice_gives_the_measured_split() {
     use mmafuzz::library::{fprev, KernelConfig, LibraryModel};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/library/fprev");
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().contains("-tf32-segk")).collect();
-    files.push(dir.join("../fprev-gaps/h100-20261207-segk-chain11.json.xz"));
+    files.push(dir.with_file_name("fprev-gaps").join("h100-20261207-segk-chain11.json.xz"));
     files.sort();
     assert!(files.len() >= 2, "{files:?}");
     let mut total = 0;
@@ -294,7 +294,7 @@ fn segment_k_choice_gives_the_measured_split() {
         let (mut wrong, mut listed) = (vec![], 0);
         for ((path, m, n, k), (config, measured)) in &shapes {
             let config = KernelConfig::from_log(config).unwrap();
-            let linear = path.contains(".linear");
+            let linear = fprev::through_linear(path);
             let chosen = choice.segments(&config, *m, *n, *k, rule.k_tile.unwrap_or(1), linear);
             // A kernel whose log names no cluster shape is left to the measured counts.
             if !config.other.contains_key("clusterShape") {
