@@ -104,6 +104,7 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
     // the predictor is learned from it, the path's kernel table is left as it is.
     let mut heuristic = false;
     let mut source = String::new();
+    let (mut gpu_line, mut sources) = (String::new(), Vec::<String>::new());
     let mut tables: BTreeMap<String, ConfigTable> = BTreeMap::new();
     for file in files {
         if from_table {
@@ -123,16 +124,29 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
             for (path, u) in t.unpredicted {
                 unpredicted.entry(path).or_default().extend(u);
             }
-            source = format!(
-                "gpu: {} ({} SMs), cuBLAS {}, driver {}, torch {}; {}, seed {}",
-                p["gpu"].as_str().unwrap_or("?"),
-                p["sm_count"],
-                p["cublas"].as_str().unwrap_or("?"),
-                p["driver"].as_str().unwrap_or("?"),
-                p["torch"].as_str().unwrap_or("?"),
-                if heuristic { "cuBLASLt's heuristic asked at each shape as cuBLAS asks it (scripts/lt-heuristic.py)" } else { "scripts/torch-trace.py learn" },
-                t.provenance["learn_seed"]
-            );
+            // Each file that carries a GPU names it and how it was drawn: a heuristic's dense
+            // draw, a learning trace, or the validation traces of earlier seeds.
+            if p.get("gpu").is_some() {
+                gpu_line = format!(
+                    "gpu: {} ({} SMs), cuBLAS {}, driver {}, torch {}",
+                    p["gpu"].as_str().unwrap_or("?"),
+                    p["sm_count"],
+                    p["cublas"].as_str().unwrap_or("?"),
+                    p["driver"].as_str().unwrap_or("?"),
+                    p["torch"].as_str().unwrap_or("?"),
+                );
+                let drawn = if t.provenance["heuristic"].as_bool().unwrap_or(false) {
+                    format!("cuBLASLt's heuristic asked at each shape as cuBLAS asks it (scripts/lt-heuristic.py), seed {}", t.provenance["learn_seed"])
+                } else if let Some(v) = t.provenance.get("validate_seed") {
+                    format!("real calls traced by scripts/torch-trace.py validate, seed {v}")
+                } else {
+                    format!("real calls traced by scripts/torch-trace.py learn, seed {}", t.provenance["learn_seed"])
+                };
+                if !sources.contains(&drawn) {
+                    sources.push(drawn);
+                }
+            }
+            source = format!("{gpu_line}; {}", sources.join("; "));
             for (path, ops) in t.paths {
                 let e = paths.entry(path).or_default();
                 for (op, v) in ops {

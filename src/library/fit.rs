@@ -9,9 +9,12 @@
 //!
 //! The traced shapes are dealt by a hash of the shape: 15% test, untouched by learning; their
 //! results are what [`FitStats`] reports as held out. The rest is dealt anew for each of a few
-//! trees: 70% of all grow it, 15% calibrate it (a leaf that gets any of them wrong, or whose own
-//! learned shapes disagree, declines). The call kind's answer is the trees' where they agree.
+//! trees: 70% of all grow it, 15% calibrate it (a leaf whose own learned shapes disagree
+//! declines, as does one that gets a calibration shape wrong unless at least
+//! [`RIGHT_PER_WRONG`] confirmed it per wrong one). The call kind's answer is the trees' where
+//! they agree.
 
+use super::calibrate::RIGHT_PER_WRONG;
 use super::config::{KernelConfig, Reduction};
 use super::gemm::{linear_takes_epilogue, takes_weight_transposed};
 use super::op::TorchOp;
@@ -341,16 +344,19 @@ fn leaf_evidence(
 }
 
 /// The grown tree with a decline in place of every leaf that is unsure: its own learned shapes
-/// disagree numerically with its answer, a calibration shape reaching it gets a wrong answer,
-/// or fewer than [`MIN_CONFIRMED`] confirm it.
+/// disagree numerically with its answer, a calibration shape reaching it gets a wrong answer
+/// (unless, as in [`super::calibrate`], at least [`RIGHT_PER_WRONG`] calibration shapes confirmed
+/// it per wrong one: one odd shape does not silence a leaf right thousands of times), or fewer
+/// than [`MIN_CONFIRMED`] confirm it.
 fn decide(nodes: &[Node], evidence: &[LeafEvidence], labels: &[usize]) -> Vec<Node> {
     let mut nodes = nodes.to_vec();
     for e in evidence {
         let Node::Leaf { support, .. } = nodes[e.leaf] else { continue };
-        if e.impure > 0 || e.wrong > 0 || support < MIN_SUPPORT || e.confirmed < MIN_CONFIRMED {
+        let contradicted = e.wrong > 0 && e.confirmed < RIGHT_PER_WRONG * e.wrong;
+        if e.impure > 0 || contradicted || support < MIN_SUPPORT || e.confirmed < MIN_CONFIRMED {
             let reason = if e.impure > 0 {
                 format!("the learned shapes nearest this one ran {} numerically different kernels", distinct(e.members.iter().map(|&i| labels[i])))
-            } else if e.wrong > 0 {
+            } else if contradicted {
                 format!("{} held-out shape(s) near this one ran another kernel than the learned ones", e.wrong)
             } else if support < MIN_SUPPORT {
                 format!("only {support} learned shape(s) ran this kernel here: too few to trust")
@@ -551,6 +557,19 @@ mod tests {
         assert!(f.nodes.iter().all(|t| t.len() < 40), "{:?} nodes", f.nodes.iter().map(Vec::len).collect::<Vec<_>>());
         // What the tree declines keeps its traced kernel.
         assert!(f.exceptions.len() < traced.len() / 20, "{} exceptions", f.exceptions.len());
+    }
+
+    /// One odd calibration shape does not silence a leaf that thousands confirmed; a leaf
+    /// contradicted more often than once per [`RIGHT_PER_WRONG`] confirmations declines.
+    #[test]
+    fn a_leaf_declines_by_its_calibration_shapes_per_miss() {
+        let leaf = Node::Leaf { config: 0, support: 5000, held: (0, 0) };
+        let kept = |wrong: usize, confirmed: usize| {
+            let e = LeafEvidence { leaf: 0, members: vec![], impure: 0, wrong, confirmed };
+            matches!(decide(&[leaf.clone()], &[e], &[])[0], Node::Leaf { .. })
+        };
+        assert!(kept(0, 6) && kept(1, RIGHT_PER_WRONG) && kept(3, 3 * RIGHT_PER_WRONG));
+        assert!(!kept(0, 5) && !kept(1, RIGHT_PER_WRONG - 1) && !kept(4, 3 * RIGHT_PER_WRONG));
     }
 
     #[test]
