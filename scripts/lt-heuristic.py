@@ -13,6 +13,7 @@ m, n, k are replaced.
     python3 scripts/lt-heuristic.py check BIN RAW.jsonl.gz TEMPLATES.json ANSWERS.jsonl.gz
     python3 scripts/lt-heuristic.py dense BIN TEMPLATES.json OUT SECONDS [--seed S] [--jobs J]
     python3 scripts/lt-heuristic.py expand OUT-0.txt.xz ... OUT-5.txt.xz TRACE.tsv.gz
+    python3 scripts/lt-heuristic.py split TRACE.tsv.gz DIR
     python3 scripts/lt-heuristic.py unfaithful ANSWERS.jsonl.gz UNPREDICTED.tsv.gz
     python3 scripts/lt-heuristic.py exclude TRACE.tsv.gz DENSE.log [--seed S] [--traced T1,T2,...] OUT.tsv.gz
 
@@ -22,7 +23,7 @@ the heuristic's first choice is the kernel that ran, and how often a template re
 logged descriptors exactly; it writes the templates. `dense` draws shapes from a seeded integer
 generator (`shapes()`: the same everywhere), for at most SECONDS per path and call, and writes
 only the chosen kernels in draw order; `expand` draws the same shapes again and writes the
-table form `mmafuzz library fit` reads.
+table form `mmafuzz library fit` reads; `split` writes it once per path.
 """
 import ctypes, gzip, json, lzma, os, re, subprocess, sys, threading, time
 
@@ -508,6 +509,28 @@ def exclude(trace, log, seed, out, traced=()):
     print(f"{trace}: {kept} GEMMs kept, {dropped} left out (their shape was in the dense draw of seed {seed}: {dense_size} shapes{also})")
 
 
+def split(trace, out_dir):
+    """One trace per path (DIR/<path>.tsv.gz, each with the trace's first line), so that
+    `mmafuzz library fit` can learn one path at a time with its own --max-per-call."""
+    os.makedirs(out_dir, exist_ok=True)
+    outs, current = {}, None
+    with gzip.open(trace, "rt") as f:
+        head = f.readline()
+        for line in f:
+            if line.startswith("path\t"):
+                path = line.rstrip("\n").split("\t")[1]
+                if path not in outs:
+                    outs[path] = gzip.open(os.path.join(out_dir, path + ".tsv.gz"), "wt", compresslevel=1)
+                    outs[path].write(head)
+                current = outs[path]
+            if current is None:
+                raise SystemExit(f"{trace}: a line before the first path line: {line[:60]!r}")
+            current.write(line)
+    for o in outs.values():
+        o.close()
+    print(f"{trace}: {len(outs)} path(s) into {out_dir}")
+
+
 def provenance():
     sys.path.insert(0, SCRIPTS)
     return __import__("torch-trace").provenance()
@@ -529,5 +552,7 @@ if __name__ == "__main__":
         unfaithful(a[1], a[2])
     elif a[:1] == ["expand"]:
         expand(a[1:-1], a[-1])
+    elif a[:1] == ["split"] and len(a) == 3:
+        split(a[1], a[2])
     else:
         raise SystemExit(__doc__)
