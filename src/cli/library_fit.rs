@@ -146,7 +146,6 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
                     sources.push(drawn);
                 }
             }
-            source = format!("{gpu_line}; {}", sources.join("; "));
             for (path, ops) in t.paths {
                 let e = paths.entry(path).or_default();
                 for (op, v) in ops {
@@ -154,6 +153,9 @@ pub fn fit(files: &[PathBuf], gpu: &str, out: &Path, seed: u64, from_table: bool
                 }
             }
         }
+    }
+    if !from_table {
+        source = format!("{gpu_line}; {}", sources.join("; "));
     }
     let mut report = String::new();
     let _ = writeln!(report, "{:<46} {:<12} {:>7} {:>7} {:>8} {:>9} {:>6} {:>6} {:>7} {:>9}", "path", "call", "traced", "held", "right", "declined", "wrong", "unmod", "leaves", "declining");

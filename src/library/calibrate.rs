@@ -22,6 +22,12 @@ use std::collections::{BTreeMap, BTreeSet};
 /// hundreds of real calls, stays).
 pub const RIGHT_PER_WRONG: usize = 300;
 
+/// Whether a leaf that `right` shapes confirmed and `wrong` contradicted is contradicted too
+/// often to keep answering (fewer than [`RIGHT_PER_WRONG`] confirmations per contradiction).
+pub fn too_often_contradicted(right: usize, wrong: usize) -> bool {
+    wrong > 0 && right < RIGHT_PER_WRONG * wrong
+}
+
 /// What calibration did to one path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Calibrated {
@@ -110,7 +116,7 @@ pub fn calibrate(
         truths.push(Some(truth));
     }
     for ((op, j, leaf), (right, n)) in &contradicted {
-        if *n == 0 || n * RIGHT_PER_WRONG <= *right {
+        if !too_often_contradicted(*right, *n) {
             continue;
         }
         let tree = &mut predictor.trees.get_mut(op).expect("walked above")[*j];

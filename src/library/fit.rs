@@ -11,10 +11,10 @@
 //! results are what [`FitStats`] reports as held out. The rest is dealt anew for each of a few
 //! trees: 70% of all grow it, 15% calibrate it (a leaf whose own learned shapes disagree
 //! declines, as does one that gets a calibration shape wrong unless at least
-//! [`RIGHT_PER_WRONG`] confirmed it per wrong one). The call kind's answer is the trees' where
-//! they agree.
+//! [`RIGHT_PER_WRONG`](super::calibrate::RIGHT_PER_WRONG) confirmed it per wrong one). The call
+//! kind's answer is the trees' where they agree.
 
-use super::calibrate::RIGHT_PER_WRONG;
+use super::calibrate::too_often_contradicted;
 use super::config::{KernelConfig, Reduction};
 use super::gemm::{linear_takes_epilogue, takes_weight_transposed};
 use super::op::TorchOp;
@@ -344,15 +344,14 @@ fn leaf_evidence(
 }
 
 /// The grown tree with a decline in place of every leaf that is unsure: its own learned shapes
-/// disagree numerically with its answer, a calibration shape reaching it gets a wrong answer
-/// (unless, as in [`super::calibrate`], at least [`RIGHT_PER_WRONG`] calibration shapes confirmed
-/// it per wrong one: one odd shape does not silence a leaf right thousands of times), or fewer
-/// than [`MIN_CONFIRMED`] confirm it.
+/// disagree numerically with its answer, calibration shapes reaching it get a wrong answer too
+/// often ([`too_often_contradicted`], as in [`super::calibrate`]: one odd shape does not silence
+/// a leaf right thousands of times), or fewer than [`MIN_CONFIRMED`] confirm it.
 fn decide(nodes: &[Node], evidence: &[LeafEvidence], labels: &[usize]) -> Vec<Node> {
     let mut nodes = nodes.to_vec();
     for e in evidence {
         let Node::Leaf { support, .. } = nodes[e.leaf] else { continue };
-        let contradicted = e.wrong > 0 && e.confirmed < RIGHT_PER_WRONG * e.wrong;
+        let contradicted = too_often_contradicted(e.confirmed, e.wrong);
         if e.impure > 0 || contradicted || support < MIN_SUPPORT || e.confirmed < MIN_CONFIRMED {
             let reason = if e.impure > 0 {
                 format!("the learned shapes nearest this one ran {} numerically different kernels", distinct(e.members.iter().map(|&i| labels[i])))
@@ -560,9 +559,10 @@ mod tests {
     }
 
     /// One odd calibration shape does not silence a leaf that thousands confirmed; a leaf
-    /// contradicted more often than once per [`RIGHT_PER_WRONG`] confirmations declines.
+    /// contradicted more often than once per `RIGHT_PER_WRONG` confirmations declines.
     #[test]
     fn a_leaf_declines_by_its_calibration_shapes_per_miss() {
+        use crate::library::calibrate::RIGHT_PER_WRONG;
         let leaf = Node::Leaf { config: 0, support: 5000, held: (0, 0) };
         let kept = |wrong: usize, confirmed: usize| {
             let e = LeafEvidence { leaf: 0, members: vec![], impure: 0, wrong, confirmed };
