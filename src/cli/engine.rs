@@ -22,8 +22,10 @@ pub struct EngineCheckArgs {
     /// The model the engine computes; default: the path's sm90 model.
     #[arg(long)]
     model: Option<String>,
-    #[arg(long, default_value_t = 0)]
-    device: usize,
+    /// The GPUs to check: an ordinal, comma-separated ordinals, or `all` (each checked alone;
+    /// GPUs of one name must also give the first one's digests).
+    #[arg(long, visible_alias = "devices", default_value = "0")]
+    device: String,
     /// Seed of the engine's generator.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -44,13 +46,39 @@ pub fn check(args: EngineCheckArgs) -> anyhow::Result<ExitCode> {
     let path = super::gpu::path(&args.path)?;
     let model_name = args.model.clone().unwrap_or_else(|| mmafuzz::model::default_name(&path.id));
     let model = Model::load(&model_name)?;
-    let gpu = Gpu::open(args.device)?;
-    let engine = GpuEngine::new(&gpu, path, &model).map_err(anyhow::Error::msg)?;
+    let mut ok = true;
+    let mut first: Option<(usize, EngineRecord)> = None;
+    for ordinal in super::gpu::ordinals(&args.device)? {
+        let gpu = Gpu::open(ordinal)?;
+        let (passed, rec) = check_on(&gpu, ordinal, path, &model, &model_name, &args)?;
+        ok &= passed;
+        match &first {
+            None => {
+                if let Some(file) = &args.record {
+                    record::save(&rec, file).with_context(|| format!("writing {}", file.display()))?;
+                    println!("recorded GPU {ordinal}'s {} chunks of {CHUNK} tiles to {}", rec.chunks.len(), file.display());
+                }
+                first = Some((ordinal, rec));
+            }
+            Some((o, theirs)) if theirs.gpu == rec.gpu => {
+                let same = theirs.chunks == rec.chunks;
+                ok &= same;
+                println!("GPU {ordinal}'s tiles and D {} GPU {o}'s, chunk for chunk", if same { "are" } else { "are NOT" });
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The check on one GPU: whether it passed, and what it ran as digests.
+fn check_on(gpu: &Gpu, ordinal: usize, path: &'static mmafuzz::exec::PathSpec, model: &Model, model_name: &str, args: &EngineCheckArgs) -> anyhow::Result<(bool, EngineRecord)> {
+    let engine = GpuEngine::new(gpu, path, model).map_err(anyhow::Error::msg)?;
     let emulator = Emulator::new(model.clone());
-    eprintln!("engine check on {} (driver {}): {} under {model_name}, seed {}", gpu.info.name, gpu.info.driver, path.id, args.seed);
+    eprintln!("engine check on GPU {ordinal}, {} (driver {}): {} under {model_name}, seed {}", gpu.info.name, gpu.info.driver, path.id, args.seed);
     let bar = ProgressBar::new(args.tiles + args.other_tiles);
     bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} tiles {msg}").expect("valid template"));
-    let mut rec = EngineRecord::new(path.id, &model_name, &gpu.info, args.seed, CHUNK);
+    let mut rec = EngineRecord::new(path.id, model_name, &gpu.info, args.seed, CHUNK);
     let (mut bad_tiles, mut bad_elements, mut shown) = (0u64, 0u64, 0);
     let mut first = 0;
     while first < args.tiles {
@@ -108,9 +136,5 @@ pub fn check(args: EngineCheckArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     println!("engine tiles: {} checked, {bad_tiles} differ ({bad_elements} elements of D)", args.tiles);
     println!("generator tiles through the engine's model: {} checked, {other_bad} differ", args.other_tiles);
-    if let Some(file) = &args.record {
-        record::save(&rec, file).with_context(|| format!("writing {}", file.display()))?;
-        println!("recorded {} chunks of {CHUNK} tiles to {}", rec.chunks.len(), file.display());
-    }
-    Ok(if bad_tiles == 0 && other_bad == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok((bad_tiles == 0 && other_bad == 0, rec))
 }

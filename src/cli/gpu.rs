@@ -40,31 +40,73 @@ pub fn devices() -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Layout check and determinism for every path (or one): integer tiles against their exact
-/// results, each batch run twice with different poisons.
-pub fn check(only: Option<&str>, device: usize, tiles: usize) -> anyhow::Result<ExitCode> {
-    let gpu = Gpu::open(device)?;
-    println!("{} (cc {}.{}, driver {})", gpu.info.name, gpu.info.compute_capability.0, gpu.info.compute_capability.1, gpu.info.driver);
+/// The GPU ordinals a `--devices` / `--device` argument names: `all`, or comma-separated
+/// ordinals (each checked against the GPUs there are). An ordinal named twice is used twice,
+/// as two GPUs that share one: how the spread over several GPUs is checked on one.
+pub(super) fn ordinals(spec: &str) -> anyhow::Result<Vec<usize>> {
+    let there = device_count()?;
+    if spec.trim() == "all" {
+        return Ok((0..there).collect());
+    }
+    let mut out: Vec<usize> = Vec::new();
+    for d in spec.split(',') {
+        let o: usize = d.trim().parse().with_context(|| format!("'{}' is not a GPU ordinal (give ordinals like 0,1 or all)", d.trim()))?;
+        anyhow::ensure!(o < there, "there is no GPU {o}: this machine has {there} (ordinals 0 to {})", there - 1);
+        out.push(o);
+    }
+    anyhow::ensure!(!out.is_empty(), "no GPU named");
+    Ok(out)
+}
+
+/// Tiles of the ordinary generator per path that GPUs of one name must agree on bit for bit.
+const SAME_GPU_TILES: u64 = 4096;
+
+/// Layout check and determinism for every path (or one) on each GPU `devices` names: integer
+/// tiles against their exact results, each batch run twice with different poisons. With
+/// several GPUs of one name, each also runs the ordinary generator's tiles of every path and
+/// must return the first one's D bit for bit.
+pub fn check(only: Option<&str>, devices: &str, tiles: usize) -> anyhow::Result<ExitCode> {
     let mut failed = 0;
-    for p in PATHS.iter().filter(|p| only.is_none_or(|o| o == p.id)) {
-        if !gpu.supports(p) {
-            println!("{:<36} skipped: needs cc {}.{}", p.id, p.min_cc.0, p.min_cc.1);
-            continue;
+    // Per GPU name: the first GPU's ordinal and its D per path on the generator's tiles.
+    let mut first_of_name: std::collections::BTreeMap<String, (usize, Vec<Vec<Vec<u64>>>)> = Default::default();
+    for ordinal in ordinals(devices)? {
+        let gpu = Gpu::open(ordinal)?;
+        println!("GPU {ordinal}: {} (cc {}.{}, driver {})", gpu.info.name, gpu.info.compute_capability.0, gpu.info.compute_capability.1, gpu.info.driver);
+        let mut generated = Vec::new();
+        for p in PATHS.iter().filter(|p| only.is_none_or(|o| o == p.id)) {
+            if !gpu.supports(p) {
+                println!("{:<36} skipped: needs cc {}.{}", p.id, p.min_cc.0, p.min_cc.1);
+                continue;
+            }
+            let cases = layout::integer_cases(p, tiles, 7);
+            let run = gpu.run_checked(p, &cases)?;
+            let wrong = cases.iter().zip(&run.results).filter(|(c, d)| layout::expected(p, c) != **d).count();
+            let ok = wrong == 0 && run.nondeterministic == 0;
+            failed += !ok as usize;
+            println!(
+                "{:<36} layout {} ({wrong} of {tiles} tiles wrong), deterministic {} ({} differ)",
+                p.id,
+                if wrong == 0 { "ok" } else { "FAILED" },
+                if run.nondeterministic == 0 { "ok" } else { "FAILED" },
+                run.nondeterministic
+            );
+            if let Some((c, d)) = cases.iter().zip(&run.results).find(|(c, d)| layout::expected(p, c) != **d) {
+                println!("  first wrong tile: {}", c.result_json(d));
+            }
+            let cases: Vec<MmaCase> = (0..SAME_GPU_TILES).into_par_iter().map(|i| gen::case_at(p, 7, i)).collect();
+            generated.push((p.id, gpu.run_checked(p, &cases)?.results));
         }
-        let cases = layout::integer_cases(p, tiles, 7);
-        let run = gpu.run_checked(p, &cases)?;
-        let wrong = cases.iter().zip(&run.results).filter(|(c, d)| layout::expected(p, c) != **d).count();
-        let ok = wrong == 0 && run.nondeterministic == 0;
-        failed += !ok as usize;
-        println!(
-            "{:<36} layout {} ({wrong} of {tiles} tiles wrong), deterministic {} ({} differ)",
-            p.id,
-            if wrong == 0 { "ok" } else { "FAILED" },
-            if run.nondeterministic == 0 { "ok" } else { "FAILED" },
-            run.nondeterministic
-        );
-        if let Some((c, d)) = cases.iter().zip(&run.results).find(|(c, d)| layout::expected(p, c) != **d) {
-            println!("  first wrong tile: {}", c.result_json(d));
+        match first_of_name.get(&gpu.info.name) {
+            None => {
+                first_of_name.insert(gpu.info.name.clone(), (ordinal, generated.into_iter().map(|g| g.1).collect()));
+            }
+            Some((first, theirs)) => {
+                for ((id, mine), theirs) in generated.iter().zip(theirs) {
+                    let differ = mine.iter().zip(theirs).filter(|(x, y)| x != y).count();
+                    failed += (differ > 0) as usize;
+                    println!("{id:<36} same D as GPU {first} {} ({differ} of {SAME_GPU_TILES} generator tiles differ)", if differ == 0 { "ok" } else { "FAILED" });
+                }
+            }
         }
     }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })

@@ -1,7 +1,6 @@
 //! `mmafuzz hunt`: the main job. Progress (tiles/s, divergences, findings, time left), Ctrl-C
 //! that stops cleanly, `--resume`, and a summary table at the end.
 
-use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use mmafuzz::exec::gpu::device_count;
 use mmafuzz::exec::Gpu;
@@ -64,7 +63,11 @@ pub struct HuntArgs {
     /// Continue the saved hunt of the same path and sides (its seed and position).
     #[arg(long)]
     resume: bool,
-    /// GPUs to spread the GPU side over: comma-separated ordinals, or `all`.
+    /// GPUs to spread the GPU side over: comma-separated ordinals, or `all` (all of one name).
+    /// Every engine splits the tiles: launch i runs on the i-th GPU in turn (disjoint tiles,
+    /// each run once), and the launches are settled in order, so the hunt keeps the state and
+    /// finds what the same seed and tile count find on one GPU, in about 1/N of the time with
+    /// `--engine gpu`. The summary gives each GPU's tiles and rate.
     #[arg(long, default_value = "0")]
     devices: String,
     /// Guided by arithmetic features: keep a population of tiles that reached new situations of
@@ -116,15 +119,19 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn open_gpus(devices: &str, path: &'static mmafuzz::exec::PathSpec) -> anyhow::Result<Side> {
-    let ordinals: Vec<usize> = if devices == "all" {
-        (0..device_count()?).collect()
-    } else {
-        devices.split(',').map(|d| d.trim().parse().with_context(|| format!("'{d}' is not a GPU ordinal"))).collect::<anyhow::Result<_>>()?
-    };
-    anyhow::ensure!(!ordinals.is_empty(), "--devices names no GPU");
+    let ordinals = super::gpu::ordinals(devices)?;
     let gpus = ordinals.iter().map(|&o| Gpu::open(o)).collect::<Result<Vec<_>, _>>()?;
     for g in &gpus {
         anyhow::ensure!(g.supports(path), "{} cannot run {}", g.info.name, path.id);
+        let first = &gpus[0].info;
+        anyhow::ensure!(
+            g.info.name == first.name,
+            "--devices mixes GPUs: {} is a {}, {} a {}; one hunt's side A is one kind of GPU (hunt each kind on its own)",
+            first.ordinal,
+            first.name,
+            g.info.ordinal,
+            g.info.name
+        );
     }
     Ok(Side::Gpu { gpus, path })
 }
@@ -219,13 +226,14 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         Side::Model(e) => e.model(),
         _ => unreachable!("side B is a model"),
     };
-    let engine = match (&a, engine_kind) {
-        (Side::Gpu { gpus, .. }, Engine::Gpu) => Some(mmafuzz::engine::GpuEngine::new(&gpus[0], path, model).map_err(anyhow::Error::msg)?),
-        _ => None,
+    // One engine per GPU of side A: the launches are spread over them (disjoint tiles).
+    let engines = match (&a, engine_kind) {
+        (Side::Gpu { gpus, .. }, Engine::Gpu) => gpus.iter().map(|g| mmafuzz::engine::GpuEngine::new(g, path, model)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?,
+        _ => Vec::new(),
     };
     let gpu_tiles = match (&a, engine_kind) {
-        (Side::Gpu { gpus, .. }, Engine::GpuTiles) => Some(mmafuzz::engine::tiles::GpuTiles::new(&gpus[0], path).map_err(anyhow::Error::msg)?),
-        _ => None,
+        (Side::Gpu { gpus, .. }, Engine::GpuTiles) => gpus.iter().map(|g| mmafuzz::engine::tiles::GpuTiles::new(g, path)).collect::<Result<Vec<_>, _>>().map_err(anyhow::Error::msg)?,
+        _ => Vec::new(),
     };
     let progress = |s: &HuntState| {
         let secs = started.elapsed().as_secs_f64().max(1e-9);
@@ -250,10 +258,10 @@ pub fn hunt(args: HuntArgs) -> anyhow::Result<ExitCode> {
         }
         bar.set_message(msg);
     };
-    match (&engine, &gpu_tiles) {
-        (Some(e), _) => hunt.run_engine(e, &stop, progress)?,
-        (None, Some(t)) => hunt.run_gpu_tiles(t, &stop, progress)?,
-        (None, None) => hunt.run(&stop, progress)?,
+    match engine_kind {
+        Engine::Gpu => hunt.run_engine(&engines, &stop, progress)?,
+        Engine::GpuTiles => hunt.run_gpu_tiles(&gpu_tiles, &stop, progress)?,
+        Engine::Cpu => hunt.run(&stop, progress)?,
     }
     bar.finish_and_clear();
     print_summary(&hunt, path, started.elapsed().as_secs_f64(), hunt.state.tiles - tiles0, &args.findings);
@@ -349,6 +357,9 @@ fn print_summary(hunt: &Hunt, path: &mmafuzz::exec::PathSpec, secs: f64, tiles: 
     let phases = hunt.phases.summary();
     if !phases.is_empty() {
         println!("where the time went: {phases}");
+    }
+    if let Some(per_gpu) = hunt.phases.per_gpu_summary() {
+        println!("spread over the GPUs (in --devices order): {per_gpu}");
     }
     println!("divergent: {} tiles, {} elements", s.divergent_tiles, s.divergent_elements);
     match s.engine.as_deref() {

@@ -57,6 +57,12 @@ pub enum LibraryCommand {
         /// Also keep cuBLASLt's whole log here.
         #[arg(long)]
         keep_log: Option<PathBuf>,
+        /// Run the program once on each of these GPUs, alone (`all`, or ordinals like 0,1 in
+        /// nvidia-smi's order): the first one's tables go to --out, each other's to
+        /// --out/gpu-N; GPUs of the first one's name must choose its kernel at every GEMM shape
+        /// both traced (exit 2 where one does not). Without it the program runs once as it is.
+        #[arg(long)]
+        devices: Option<String>,
         /// The program and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<String>,
@@ -357,7 +363,7 @@ pub fn library(cmd: LibraryCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         LibraryCommand::List => list(),
         LibraryCommand::Config { model, m, n, k, op, beta, table, predicted } => config(&model, m, n, k, if beta { TorchOp::Addmm } else { op }, table.as_deref(), predicted),
-        LibraryCommand::Trace { out, gpu_name, cublas, keep_log, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), &command),
+        LibraryCommand::Trace { out, gpu_name, cublas, keep_log, devices, command } => super::library_trace::trace(&out, gpu_name.as_deref(), cublas.as_deref(), keep_log.as_deref(), devices.as_deref(), &command),
         LibraryCommand::Calibrate { traces, gpu, out } => super::library_fit::calibrate(&traces, &gpu, &out),
         LibraryCommand::CheckPredict { traces, gpu, gaps, predictors, outcomes } => {
             super::library_fit::check_predict(&traces, &gpu, gaps.as_deref(), predictors.as_deref(), outcomes.as_deref())

@@ -1,40 +1,120 @@
 //! `mmafuzz library trace -- CMD...`: a program run under cuBLASLt's trace log, its GEMMs
-//! written as kernel tables that `gemm --table`, `library config --table` and replay read.
+//! written as kernel tables that `gemm --table`, `library config --table` and replay read; with
+//! `--devices`, run on each GPU named, and GPUs of one name checked to choose the same kernels.
 
 use anyhow::Context;
-use mmafuzz::library::trace::tables_of;
+use mmafuzz::library::table::ConfigTable;
+use mmafuzz::library::trace::{tables_of, TraceTables};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The GPU's name as the driver reports it, where nvidia-smi answers.
-fn gpu_name() -> Option<String> {
-    let out = std::process::Command::new("nvidia-smi").args(["--query-gpu=name", "--format=csv,noheader"]).output().ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    text.lines().next().map(|l| l.trim().to_string()).filter(|l| !l.is_empty())
+/// The GPUs nvidia-smi lists, as (index, name), in PCI bus order (the order
+/// `CUDA_DEVICE_ORDER=PCI_BUS_ID` gives CUDA's ordinals); empty where nvidia-smi does not answer.
+fn listed_gpus() -> Vec<(usize, String)> {
+    let Ok(out) = std::process::Command::new("nvidia-smi").args(["--query-gpu=index,name", "--format=csv,noheader"]).output() else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (i, name) = l.split_once(',')?;
+            Some((i.trim().parse().ok()?, name.trim().to_string()))
+        })
+        .collect()
 }
 
-pub fn trace(out: &Path, gpu: Option<&str>, cublas: Option<&str>, keep_log: Option<&Path>, command: &[String]) -> anyhow::Result<ExitCode> {
-    let (program, args) = command.split_first().context("give the program to run after --: mmafuzz library trace --out DIR -- python3 model.py")?;
+/// The GPU a program run without `--devices` uses first: the first of CUDA_VISIBLE_DEVICES
+/// where that is an ordinal, else 0.
+fn default_device() -> usize {
+    std::env::var("CUDA_VISIBLE_DEVICES").ok().and_then(|v| v.split(',').next().and_then(|d| d.trim().parse().ok())).unwrap_or(0)
+}
+
+/// One run of the program under the log, on `device` alone where given; its exit status and log.
+fn run_logged(program: &str, args: &[String], device: Option<usize>) -> anyhow::Result<(std::process::ExitStatus, String)> {
     let dir = tempfile_dir()?;
     let log = dir.join("cublaslt.log");
-    let status = std::process::Command::new(program)
-        .args(args)
-        .env("CUBLASLT_LOG_LEVEL", "5")
-        .env("CUBLASLT_LOG_FILE", &log)
-        .status()
-        .with_context(|| format!("cannot run {program}"))?;
-    let text = match std::fs::read(&log) {
-        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", log.display())),
-    };
-    if let Some(keep) = keep_log {
-        mmafuzz::store::write_atomically(keep, text.as_bytes()).with_context(|| format!("cannot write {}", keep.display()))?;
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args).env("CUBLASLT_LOG_LEVEL", "5").env("CUBLASLT_LOG_FILE", &log);
+    if let Some(d) = device {
+        cmd.env("CUDA_DEVICE_ORDER", "PCI_BUS_ID").env("CUDA_VISIBLE_DEVICES", d.to_string());
     }
+    let status = cmd.status().with_context(|| format!("cannot run {program}"));
+    let text = match std::fs::read(&log) {
+        Ok(b) => Ok(String::from_utf8_lossy(&b).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", log.display())),
+    };
     let _ = std::fs::remove_dir_all(&dir);
-    let name = gpu.map(str::to_string).or_else(gpu_name);
-    let mut traced = tables_of(&text, &[]);
-    let mut head = match &name {
+    Ok((status?, text?))
+}
+
+/// `mmafuzz library trace`: `devices` (`None`: the program as it is, on whatever GPU it picks)
+/// names the GPUs to run it on one after another, each alone; the first one's tables go to
+/// `out`, each other's to `out/gpu-N`, and GPUs of the first one's name must choose its kernels
+/// at every shape both traced.
+pub fn trace(out: &Path, gpu: Option<&str>, cublas: Option<&str>, keep_log: Option<&Path>, devices: Option<&str>, command: &[String]) -> anyhow::Result<ExitCode> {
+    let (program, args) = command.split_first().context("give the program to run after --: mmafuzz library trace --out DIR -- python3 model.py")?;
+    let listed = listed_gpus();
+    let name_of = |d: usize| gpu.map(str::to_string).or_else(|| listed.iter().find(|g| g.0 == d).map(|g| g.1.clone()));
+    let runs: Vec<(Option<usize>, PathBuf)> = match devices {
+        None => vec![(None, out.to_path_buf())],
+        Some(spec) => {
+            let ordinals: Vec<usize> = if spec.trim() == "all" {
+                anyhow::ensure!(!listed.is_empty(), "--devices all: nvidia-smi lists no GPU here");
+                listed.iter().map(|g| g.0).collect()
+            } else {
+                spec.split(',').map(|d| d.trim().parse().with_context(|| format!("'{}' is not a GPU ordinal (give ordinals like 0,1 or all)", d.trim()))).collect::<anyhow::Result<_>>()?
+            };
+            anyhow::ensure!(!ordinals.is_empty(), "--devices names no GPU");
+            ordinals.iter().enumerate().map(|(i, &d)| (Some(d), if i == 0 { out.to_path_buf() } else { out.join(format!("gpu-{d}")) })).collect()
+        }
+    };
+    let mut failed = false;
+    let mut first: Option<(usize, Option<String>, TraceTables)> = None;
+    for (device, dir) in runs {
+        let d = device.unwrap_or_else(default_device);
+        if devices.is_some() {
+            println!("== GPU {d}{}", name_of(d).map(|n| format!(": {n}")).unwrap_or_default());
+        }
+        let (status, text) = run_logged(program, args, device)?;
+        if let Some(keep) = keep_log {
+            let keep = match device {
+                Some(d) if first.is_some() => keep.with_extension(format!("gpu-{d}.log")),
+                _ => keep.to_path_buf(),
+            };
+            mmafuzz::store::write_atomically(&keep, text.as_bytes()).with_context(|| format!("cannot write {}", keep.display()))?;
+        }
+        let name = name_of(d);
+        let traced = write_tables(&dir, tables_of(&text, &[]), name.as_deref(), d, cublas, command)?;
+        if !status.success() {
+            eprintln!("{program} exited with {status}; the tables hold what it logged before");
+            failed = true;
+        }
+        match &first {
+            None => first = Some((d, name, traced)),
+            Some((d0, name0, theirs)) if name.is_some() && *name0 == name => {
+                let (both, differ) = compare_tables(&theirs.tables, &traced.tables);
+                if differ.is_empty() {
+                    println!("GPU {d} chose GPU {d0}'s kernel at all {both} GEMM shapes both traced");
+                } else {
+                    failed = true;
+                    println!("GPU {d} chose another kernel than GPU {d0} at {} of {both} GEMM shapes both traced:", differ.len());
+                    for line in differ.iter().take(10) {
+                        println!("  {line}");
+                    }
+                }
+            }
+            Some((d0, ..)) => println!("GPU {d} is another GPU than GPU {d0}: its tables are its own (not compared)"),
+        }
+    }
+    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+/// Write a run's tables into `out` with their provenance (the GPU's name, device index, SM
+/// count, cuBLAS version, the command and date) and report them.
+fn write_tables(out: &Path, mut traced: TraceTables, name: Option<&str>, device: usize, cublas: Option<&str>, command: &[String]) -> anyhow::Result<TraceTables> {
+    let mut head = match name {
         Some(n) => format!("gpu: {n}"),
         None => "gpu: unknown (no nvidia-smi; give --gpu-name)".to_string(),
     };
@@ -44,7 +124,7 @@ pub fn trace(out: &Path, gpu: Option<&str>, cublas: Option<&str>, keep_log: Opti
     if let Some(v) = cublas {
         head.push_str(&format!(", cuBLAS {v}"));
     }
-    let provenance = vec![head, format!("traced by `mmafuzz library trace -- {}` on {}", command.join(" "), mmafuzz::store::today_utc())];
+    let provenance = vec![head, format!("traced by `mmafuzz library trace -- {}` on GPU {device}, {}", command.join(" "), mmafuzz::store::today_utc())];
     for table in traced.tables.values_mut() {
         table.provenance = provenance.clone();
     }
@@ -61,11 +141,24 @@ pub fn trace(out: &Path, gpu: Option<&str>, cublas: Option<&str>, keep_log: Opti
     if traced.calls == 0 {
         println!("no cuBLASLt matmul was logged: did the program run its GEMMs on the GPU through PyTorch/cuBLAS?");
     }
-    if !status.success() {
-        eprintln!("{program} exited with {status}; the tables hold what it logged before");
-        return Ok(ExitCode::from(2));
+    Ok(traced)
+}
+
+/// Shapes (with call kind) two runs' tables both hold, and those where the kernels differ, one
+/// line each.
+pub(crate) fn compare_tables(a: &BTreeMap<String, ConfigTable>, b: &BTreeMap<String, ConfigTable>) -> (usize, Vec<String>) {
+    let (mut both, mut differ) = (0, Vec::new());
+    for (path, ta) in a {
+        let Some(tb) = b.get(path) else { continue };
+        for ((m, n, k, op), ca) in ta.iter() {
+            let Some(cb) = tb.get(m, n, k, op) else { continue };
+            both += 1;
+            if ca != cb {
+                differ.push(format!("{path} {op} {m}x{n}x{k}: {ca} | {cb}"));
+            }
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    (both, differ)
 }
 
 fn tempfile_dir() -> anyhow::Result<PathBuf> {

@@ -209,13 +209,15 @@ enum Command {
         json: bool,
     },
     /// On the GPU: check every path's fragment layout with integer tiles of known exact result,
-    /// and that two runs of a batch agree bit for bit.
+    /// and that two runs of a batch agree bit for bit; on several GPUs of one name, also that
+    /// each returns the first one's D on the same generated tiles.
     GpuCheck {
         /// Only this path.
         #[arg(long)]
         path: Option<String>,
-        #[arg(long, default_value_t = 0)]
-        device: usize,
+        /// The GPUs to check: an ordinal, comma-separated ordinals, or `all`.
+        #[arg(long, visible_alias = "devices", default_value = "0")]
+        device: String,
         /// Tiles per path.
         #[arg(long, default_value_t = 2048)]
         tiles: usize,
@@ -352,7 +354,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::EngineCheck(args) => engine::check(args),
         Command::GpuBench { device, batches } => gpu::bench(device, &batches),
         Command::Replay { corpus, models, oracle, filter, any_nan } => replay(&corpus, &models, &oracle, filter.as_deref(), any_nan),
-        Command::GpuCheck { path, device, tiles } => gpu::check(path.as_deref(), device, tiles),
+        Command::GpuCheck { path, device, tiles } => gpu::check(path.as_deref(), &device, tiles),
         Command::Run { path, device, input, output } => gpu::run(&path, device, &input, &output),
         Command::Record { path, device, input, count, seed, corpus, oracle, label } => {
             gpu::record(&path, device, &input, count.map(|n| (seed, n)), &corpus, oracle.as_deref().zip(label.as_deref()))

@@ -5,6 +5,7 @@
 //! class into findings, checks the sample against the exact value and for monotonicity, and
 //! records the sample's arithmetic features.
 
+use super::launches::{in_order, Windows};
 use super::{Hunt, HuntError, HuntState};
 use crate::case::MmaCase;
 use crate::engine::{gen, GpuEngine, LaunchResult};
@@ -19,29 +20,39 @@ pub const SAMPLED_PER_LAUNCH: u64 = 256;
 
 impl Hunt<'_> {
     /// Run the hunt on the GPU engine until its tile or time budget is spent or `stop` is set
-    /// (or, with `stop_at_first`, a launch diverges). Side A must be the GPU the engine runs on,
-    /// side B the model it computes.
-    pub fn run_engine(&mut self, engine: &GpuEngine, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
+    /// (or, with `stop_at_first`, a launch diverges). Side A must be the GPUs the engines run on
+    /// (one engine each), side B the model they compute. The launches are spread over the
+    /// engines and settled in order ([`super::launches::in_order`]): on G GPUs the hunt settles
+    /// what it settles on one, G launches at a time; a launch made but not settled when the hunt
+    /// stops is dropped (a resumed hunt makes it again). In the phases, side A is the GPUs' own
+    /// launch time summed over them, "sides" the time this thread waited for a launch.
+    pub fn run_engine(&mut self, engines: &[GpuEngine], stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
         let started = Instant::now();
         let base_elapsed = self.state.elapsed_s;
         let (path, seed, shard) = (self.cfg.path, self.state.seed, self.cfg.shard);
         self.state.engine = Some("gpu".into());
         let arithmetic = self.b.arithmetic(path.a_fmt).cloned();
-        loop {
-            let n = self.cfg.max_tiles.map_or(u64::MAX, |m| m.saturating_sub(self.state.tiles)).min(self.cfg.batch as u64);
-            if n == 0 || stop.load(Ordering::Relaxed) || self.cfg.max_time.is_some_and(|t| started.elapsed() >= t) {
-                break;
-            }
-            let first = self.state.next_tile;
+        let max_time = self.cfg.max_time;
+        let over = |stop: &AtomicBool| stop.load(Ordering::Relaxed) || max_time.is_some_and(|t| started.elapsed() >= t);
+        if over(stop) {
+            return self.save();
+        }
+        let windows = Windows { first: self.state.next_tile, done: self.state.tiles, batch: self.cfg.batch as u64, max_tiles: self.cfg.max_tiles };
+        let launch = |engine: &GpuEngine, first: u64, n: u64| {
             let t = Instant::now();
             let found = engine.hunt(seed, first, n, (shard.index, shard.count), LISTED_PER_LAUNCH).map_err(|e| HuntError::Side(e.into()))?;
-            let launch_s = t.elapsed().as_secs_f64();
-            (self.phases.sides, self.phases.side_a) = (self.phases.sides + launch_s, self.phases.side_a + launch_s);
+            Ok((found, t.elapsed().as_secs_f64()))
+        };
+        let mut waited = Instant::now();
+        self.phases.per_gpu = vec![(0, 0.0); engines.len()];
+        in_order(engines, windows, launch, |g, first, n, (found, launch_s)| {
+            (self.phases.sides, self.phases.side_a) = (self.phases.sides + waited.elapsed().as_secs_f64(), self.phases.side_a + launch_s);
+            let mine = &mut self.phases.per_gpu[g];
+            (mine.0, mine.1) = (mine.0 + n, mine.1 + launch_s);
             let diverged = self.settle_and_save(first, n, found, arithmetic.as_ref(), stop, &mut progress, base_elapsed, started)?;
-            if diverged && self.cfg.stop_at_first {
-                break;
-            }
-        }
+            waited = Instant::now();
+            Ok::<_, HuntError>(!(diverged && self.cfg.stop_at_first) && !over(stop))
+        })?;
         self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
         self.save()
     }

@@ -7,6 +7,7 @@
 //! regenerated, re-run on both sides, classified and minimised, with an exact sample.
 
 use super::engine::LISTED_PER_LAUNCH;
+use super::launches::{in_order, Windows};
 use super::side::{Side, SideError};
 use super::{Hunt, HuntError, HuntState};
 use crate::engine::tiles::{GpuTiles, RunTiles};
@@ -15,21 +16,28 @@ use crate::engine::LaunchResult;
 use crate::model::Emulator;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 impl Hunt<'_> {
     /// Run the hunt on GPU-made tiles until its tile or time budget is spent or `stop` is set (or,
-    /// with `stop_at_first`, a launch diverges). Side A must be the GPU `tiles` runs on, side B
-    /// a model. The GPU makes the next launch while every core models the current one; then this
-    /// thread settles it ([`Hunt::settle_launch`]: the flagged tiles re-run, classified and
-    /// minimised, the exact sample) and saves the state. A launch made but not settled when the
-    /// hunt stops is dropped (the state counts settled launches; a resumed hunt makes it again).
-    /// In the phases, side A is the GPU making and running the next launch, side B the model.
+    /// with `stop_at_first`, a launch diverges). Side A must be the GPUs `tiles` run on (one
+    /// each), side B a model. The launches are spread over the GPUs and settled in order
+    /// ([`super::launches::in_order`]): a GPU makes its next launch while every core models the
+    /// current one; then this thread settles it ([`Hunt::settle_launch`]: the flagged tiles
+    /// re-run, classified and minimised, the exact sample) and saves the state. A launch made but
+    /// not settled when the hunt stops is dropped (the state counts settled launches; a resumed
+    /// hunt makes it again). In the phases, side A is the GPUs making and running launches
+    /// (summed over them), side B the model. The model needs every core, so more GPUs than one
+    /// rarely make this engine faster; they split its tiles all the same.
     /// (Settling one launch while the next is modelled was no faster on an H100: both need
     /// every core.)
-    pub fn run_gpu_tiles(&mut self, tiles: &GpuTiles, stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
+    pub fn run_gpu_tiles(&mut self, tiles: &[GpuTiles], stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
         let Side::Model(emu) = self.b else {
             return Err(HuntError::NotAModel(self.b.name()));
+        };
+        let Some(blank) = tiles.first().map(GpuTiles::blank) else {
+            return self.save();
         };
         let started = Instant::now();
         let base_elapsed = self.state.elapsed_s;
@@ -37,48 +45,36 @@ impl Hunt<'_> {
         let parts = (shard.index, shard.count);
         self.state.engine = Some("gpu-tiles".into());
         let arithmetic = self.b.arithmetic(self.cfg.path.a_fmt).cloned();
-        let (max_tiles, batch) = (self.cfg.max_tiles, self.cfg.batch as u64);
-        let size = |done: u64| max_tiles.map_or(u64::MAX, |m| m.saturating_sub(done)).min(batch);
         let max_time = self.cfg.max_time;
         let over = |stop: &AtomicBool| stop.load(Ordering::Relaxed) || max_time.is_some_and(|t| started.elapsed() >= t);
-        let (mut current, mut next) = (RunTiles::default(), RunTiles::default());
-        let blank = tiles.blank();
-        // The current launch is tiles `first..first + n` of the shard.
-        let (mut first, mut n) = (self.state.next_tile, size(self.state.tiles));
-        if n == 0 || over(stop) {
+        if over(stop) {
             return self.save();
         }
-        let t = Instant::now();
-        tiles.run(seed, first, n, parts, &mut current).map_err(|e| HuntError::Side(e.into()))?;
-        self.phases.side_a += t.elapsed().as_secs_f64();
-        loop {
-            let n_next = if over(stop) { 0 } else { size(self.state.tiles + n) };
+        let windows = Windows { first: self.state.next_tile, done: self.state.tiles, batch: self.cfg.batch as u64, max_tiles: self.cfg.max_tiles };
+        // A launch's words are a few hundred MB: the buffers go round instead of being made anew.
+        let buffers = Mutex::new(Vec::<RunTiles>::new());
+        let launch = |gpu: &GpuTiles, first: u64, n: u64| {
+            let mut run = buffers.lock().expect("buffer pool").pop().unwrap_or_default();
             let t = Instant::now();
-            let (found, launched) = std::thread::scope(|s| {
-                let next = &mut next;
-                let gpu = (n_next > 0).then(|| {
-                    s.spawn(move || {
-                        let t = Instant::now();
-                        tiles.run(seed, first + n, n_next, parts, next).map(|()| t.elapsed().as_secs_f64())
-                    })
-                });
-                let t = Instant::now();
-                let found = divergences(emu, &blank, &current, first, shard);
-                let modelled = t.elapsed().as_secs_f64();
-                (found.map(|f| (f, modelled)), gpu.map(|h| h.join().expect("the GPU launch thread panicked")))
-            });
-            let (found, modelled) = found?;
+            gpu.run(seed, first, n, parts, &mut run).map_err(|e| HuntError::Side(e.into()))?;
+            Ok((run, t.elapsed().as_secs_f64()))
+        };
+        let mut waited = Instant::now();
+        self.phases.per_gpu = vec![(0, 0.0); tiles.len()];
+        in_order(tiles, windows, launch, |g, first, n, (run, gpu_s)| {
+            let mine = &mut self.phases.per_gpu[g];
+            (mine.0, mine.1) = (mine.0 + n, mine.1 + gpu_s);
+            let wait = waited.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let found = divergences(emu, &blank, &run, first, shard)?;
+            let modelled = t.elapsed().as_secs_f64();
+            buffers.lock().expect("buffer pool").push(run);
             let p = &mut self.phases;
-            (p.sides, p.side_b) = (p.sides + t.elapsed().as_secs_f64(), p.side_b + modelled);
+            (p.sides, p.side_a, p.side_b) = (p.sides + wait + modelled, p.side_a + gpu_s, p.side_b + modelled);
             let diverged = self.settle_and_save(first, n, found, arithmetic.as_ref(), stop, &mut progress, base_elapsed, started)?;
-            let gpu_s = launched.transpose().map_err(|e| HuntError::Side(e.into()))?;
-            self.phases.side_a += gpu_s.unwrap_or(0.0);
-            if (diverged && self.cfg.stop_at_first) || n_next == 0 || over(stop) {
-                break;
-            }
-            std::mem::swap(&mut current, &mut next);
-            (first, n) = (first + n, n_next);
-        }
+            waited = Instant::now();
+            Ok::<_, HuntError>(!(diverged && self.cfg.stop_at_first) && !over(stop))
+        })?;
         self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
         self.save()
     }

@@ -6,6 +6,7 @@
 pub mod compare;
 mod engine;
 mod gpu_tiles;
+pub mod launches;
 pub mod explain;
 pub mod external;
 pub mod finding;
@@ -132,9 +133,20 @@ pub struct Phases {
     pub compare: f64,
     pub exact: f64,
     pub state: f64,
+    /// The engines' launches per GPU of side A (in `--devices` order): tiles settled and the
+    /// seconds its launches took.
+    pub per_gpu: Vec<(u64, f64)>,
 }
 
 impl Phases {
+    /// With more than one GPU: each one's tiles and their rate while it ran them.
+    pub fn per_gpu_summary(&self) -> Option<String> {
+        (self.per_gpu.len() > 1).then(|| {
+            let parts: Vec<String> = self.per_gpu.iter().enumerate().map(|(g, (tiles, s))| format!("GPU {g}: {tiles} tiles in {s:.1} s of launches ({:.3e} tiles/s)", *tiles as f64 / s.max(1e-9))).collect();
+            parts.join("; ")
+        })
+    }
+
     /// One line: each phase's share of the loop's time, and each side's own time.
     pub fn summary(&self) -> String {
         let total = self.sides + self.features + self.compare + self.exact + self.state;

@@ -49,3 +49,35 @@ fn a_program_that_fails_or_logs_nothing_says_so() {
     let (ok, _, stderr) = mmafuzz(&["library", "trace", "--out", out.to_str().unwrap(), "--", "no-such-program-here"]);
     assert!(!ok && stderr.contains("cannot run no-such-program-here"), "{stderr}");
 }
+
+/// `--devices 0,1`: the program runs once per GPU, alone (CUDA_VISIBLE_DEVICES names it); the
+/// first GPU's tables go to --out, the second's to --out/gpu-1, with the device in their
+/// provenance. Two GPUs of one name that choose the same kernels pass; where the second logs
+/// another kernel at a shape both ran, the trace says which and fails.
+#[test]
+fn a_program_traced_on_two_gpus_of_one_name_must_choose_the_same_kernels() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("lines.log");
+    std::fs::write(&lines, LINES).unwrap();
+    let other = dir.path().join("other.log");
+    std::fs::write(&other, LINES.replace("numSplitsK=75", "numSplitsK=64")).unwrap();
+    for (second, same) in [(&lines, true), (&other, false)] {
+        let out = dir.path().join(if same { "same" } else { "differ" });
+        let program = format!(
+            "if [ \"$CUDA_VISIBLE_DEVICES\" = 1 ]; then cat '{}'; else cat '{}'; fi >> \"$CUBLASLT_LOG_FILE\"",
+            second.display(),
+            lines.display()
+        );
+        let (ok, stdout, stderr) = mmafuzz(&["library", "trace", "--out", out.to_str().unwrap(), "--gpu-name", "NVIDIA H200", "--devices", "0,1", "--", "sh", "-c", &program]);
+        assert!(stdout.contains("== GPU 0: NVIDIA H200") && stdout.contains("== GPU 1: NVIDIA H200"), "{stdout}{stderr}");
+        let first = std::fs::read(out.join("cublas.gemm.f16.f16.f16.f16.configs.tsv.xz")).unwrap();
+        assert!(!first.is_empty() && out.join("gpu-1").join("cublas.gemm.f16.f16.f16.f16.configs.tsv.xz").exists(), "{stdout}");
+        if same {
+            assert!(ok && stdout.contains("GPU 1 chose GPU 0's kernel at all 2 GEMM shapes both traced"), "{stdout}{stderr}");
+        } else {
+            assert!(!ok && stdout.contains("at 1 of 2 GEMM shapes both traced") && stdout.contains("linear_bias 7x19x30739"), "{stdout}{stderr}");
+        }
+    }
+    let (ok, _, stderr) = mmafuzz(&["library", "trace", "--out", dir.path().join("x").to_str().unwrap(), "--devices", "0,z", "--", "true"]);
+    assert!(!ok && stderr.contains("'z' is not a GPU ordinal"), "{stderr}");
+}
