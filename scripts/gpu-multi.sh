@@ -33,7 +33,7 @@ keep='^(this run|divergent|spread over|GPU engine|GPU-made|findings:)'
     grep -E "FAILED|same D|^GPU" "$W/gpu-check.txt" | head -40
     for p in $paths; do
         echo "== engine-check $p --device $devices"
-        "$bin" engine-check --path "$p" --device "$devices" --tiles 1048576 --other-tiles 65536 2>&1 | grep -v "^engine check on"
+        "$bin" engine-check --path "$p" --device "$devices" --tiles 262144 --other-tiles 65536 2>&1 | grep -v "^engine check on"
     done
     for p in $paths; do
         echo "== $p: the sm90 model, $tiles tiles of seed $seed"
