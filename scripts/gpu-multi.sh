@@ -28,8 +28,8 @@ keep='^(this run|divergent|spread over|GPU engine|GPU-made|findings:)'
     nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
     echo "cpu cores: $(nproc)"
     echo "== gpu-check --device $devices"
-    "$bin" gpu-check --device "$devices" --tiles 1024 >"$W/gpu-check.txt" 2>&1
-    echo "gpu-check exit $? ($(grep -c ' ok' "$W/gpu-check.txt") lines ok, $(grep -c FAILED "$W/gpu-check.txt") FAILED)"
+    for p in $paths; do "$bin" gpu-check --path "$p" --device "$devices" --tiles 1024; done >"$W/gpu-check.txt" 2>&1
+    echo "gpu-check: $(grep -c ' ok' "$W/gpu-check.txt") lines ok, $(grep -c FAILED "$W/gpu-check.txt") FAILED"
     grep -E "FAILED|same D|^GPU" "$W/gpu-check.txt" | head -40
     for p in $paths; do
         echo "== engine-check $p --device $devices"
@@ -54,7 +54,7 @@ keep='^(this run|divergent|spread over|GPU engine|GPU-made|findings:)'
                     --per-class 2 --findings "$W/plant-$engine-$d" 2>&1 | grep -E "$keep"
             done
             python3 - "$W/plant-$engine-0/$p" "$W/plant-$engine-$devices/$p" <<'EOF'
-import json, pathlib, sys
+import json, pathlib, re, sys
 one, many = (pathlib.Path(d) for d in sys.argv[1:])
 # What may differ between one GPU and several: time, and side A's description (its GPU count).
 skip = {"elapsed_s", "side_a"}
@@ -62,11 +62,11 @@ def state(d):
     (f,) = [f for f in d.glob("*.state.json")]
     return {k: v for k, v in json.loads(f.read_text()).items() if k not in skip}
 def findings(d):
+    # A finding names side A with its GPU count ("... x2 (cc 9.0 ..."): masked.
     out = {}
-    for f in sorted(d.glob("*.json")):
-        if not f.name.endswith(".state.json"):
-            j = json.loads(f.read_text())
-            out[f.name] = {k: v for k, v in j.items() if k not in ("first_seen", "last_seen")}
+    for f in sorted(d.glob("*.md")):
+        out[f.name] = re.sub(r" x[0-9]+ \(cc", " xN (cc", f.read_text())
+        out[f.name] = re.sub(r'"(first|last)_seen":"[^"]*"', "", out[f.name])
     return out
 s1, s2 = state(one), state(many)
 diff = sorted(k for k in s1.keys() | s2.keys() if s1.get(k) != s2.get(k))

@@ -44,6 +44,32 @@ pub struct LaunchResult {
     pub first: Option<u64>,
 }
 
+/// A launch's result whose list of divergent tiles is the same on every run. `launch(n)` runs
+/// the first `n` tiles of the launch; the kernel lists whichever `cap` divergent tiles reach its
+/// list first, so where more than `cap` of the `count` tiles diverge, shorter prefixes are run
+/// again (each cut in proportion to aim at nine tenths of the list) until one diverges at no more
+/// than `cap` tiles, and its whole list stands for the launch's. The counts, and so the prefix,
+/// are the same on every run; the launch's counters and first divergent tile are the whole
+/// launch's.
+pub fn listed_in_order<E>(count: u64, cap: u32, mut launch: impl FnMut(u64) -> Result<LaunchResult, E>) -> Result<LaunchResult, E> {
+    let mut whole = launch(count)?;
+    if cap == 0 {
+        whole.tiles.clear();
+        return Ok(whole);
+    }
+    let (cap, mut len, mut diverged) = (cap as u64, count, whole.divergent_tiles);
+    while diverged > cap {
+        // diverged <= len, so len > cap >= 1 here.
+        len = ((len as u128 * cap as u128 * 9 / (10 * diverged as u128)) as u64).clamp(1, len - 1);
+        let prefix = launch(len)?;
+        diverged = prefix.divergent_tiles;
+        if diverged <= cap {
+            whole.tiles = prefix.tiles;
+        }
+    }
+    Ok(whole)
+}
+
 /// The engine on one GPU for one path and model.
 pub struct GpuEngine<'g> {
     gpu: &'g Gpu,
@@ -78,8 +104,16 @@ impl<'g> GpuEngine<'g> {
     }
 
     /// Run `count` tiles from hunt-wide position `first` of a shard (`(0, 1)`: the whole hunt),
-    /// keeping the numbers of at most `cap` divergent tiles.
-    pub fn hunt(&self, seed: u64, first: u64, count: u64, (shard_i, shard_n): (u64, u64), cap: u32) -> Result<LaunchResult, GpuError> {
+    /// keeping the numbers of at most `cap` divergent tiles: every divergent tile where they are
+    /// `cap` or fewer, else every one of the longest prefix of the launch that holds at most
+    /// `cap` ([`listed_in_order`]), so that the list is the same on every run and GPU.
+    pub fn hunt(&self, seed: u64, first: u64, count: u64, shard: (u64, u64), cap: u32) -> Result<LaunchResult, GpuError> {
+        listed_in_order(count, cap, |n| self.launch(seed, first, n, shard, cap))
+    }
+
+    /// One launch of the hunting kernel over `count` tiles; where more than `cap` diverge, which
+    /// ones it lists depends on the order its warps reach the list.
+    fn launch(&self, seed: u64, first: u64, count: u64, (shard_i, shard_n): (u64, u64), cap: u32) -> Result<LaunchResult, GpuError> {
         use cudarc::driver::PushKernelArg;
         let s = self.gpu.stream();
         let f = self.function("hunt")?;
@@ -153,5 +187,40 @@ impl<'g> GpuEngine<'g> {
         c.b = b.iter().map(|&x| x as u64).collect();
         c.c = cc.iter().map(|&x| x as u64).collect();
         c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for the kernel: tiles whose number is divisible by 3 or 7 diverge; past `cap`,
+    /// it lists a different `cap` of them on every run (as warps racing to the list do).
+    fn racing(divergent: &[u64], n: u64, cap: u64, run: &mut u64) -> Result<LaunchResult, ()> {
+        *run += 1;
+        let mine: Vec<u64> = divergent.iter().copied().filter(|&t| t < n).collect();
+        let mut listed: Vec<u64> = mine.iter().copied().filter(|t| (t.wrapping_mul(2654435761) ^ *run) % 5 != 0).take(cap as usize).collect();
+        if mine.len() as u64 <= cap {
+            listed = mine.clone();
+        }
+        listed.sort_unstable();
+        Ok(LaunchResult { divergent_tiles: mine.len() as u64, divergent_elements: 2 * mine.len() as u64, tiles: listed, first: mine.first().copied() })
+    }
+
+    #[test]
+    fn the_listed_tiles_are_the_same_on_every_run() {
+        let divergent: Vec<u64> = (0..100_000u64).filter(|t| t % 3 == 0 || t % 7 == 0).collect();
+        for (count, cap) in [(100_000u64, 4096u32), (5_000, 4096), (100_000, 1), (37, 4096)] {
+            let mut lists = Vec::new();
+            for start in [0u64, 1_000, 77] {
+                let mut run = start;
+                let r = listed_in_order(count, cap, |n| racing(&divergent, n, cap as u64, &mut run)).unwrap();
+                let all: Vec<u64> = divergent.iter().copied().filter(|&t| t < count).collect();
+                assert_eq!((r.divergent_tiles, r.first), (all.len() as u64, all.first().copied()), "the counters are the whole launch's");
+                assert!(r.tiles.len() as u64 <= cap as u64 && r.tiles[..] == all[..r.tiles.len()], "a prefix of the divergent tiles, in order");
+                lists.push(r.tiles);
+            }
+            assert!(lists.windows(2).all(|w| w[0] == w[1]), "count {count}, cap {cap}: {:?}", lists.iter().map(Vec::len).collect::<Vec<_>>());
+        }
     }
 }
