@@ -138,6 +138,24 @@ fn tested(seed: u64, shape: (usize, usize, usize)) -> bool {
     shape_hash(seed, shape) % 100 >= 85
 }
 
+/// A plan's fingerprint. A fit only asks whether two plans are equal, and the plan of a GEMV
+/// lane kernel at a long K holds thousands of K ranges: each learning shape keeps 128 bits of
+/// hash instead (two SipHash digests; for the few thousand distinct plans of a fit a collision
+/// is out of reach), so a fit holds four times the shapes in the same memory.
+type PlanKey = u128;
+
+fn plan_key(plan: Result<Plan, PlanError>) -> Option<PlanKey> {
+    use std::hash::{Hash, Hasher};
+    let plan = plan.ok()?;
+    let digest = |salt: u8| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        salt.hash(&mut h);
+        plan.hash(&mut h);
+        h.finish() as u128
+    };
+    Some(digest(0) << 64 | digest(1))
+}
+
 /// Whether a shape outside the test part calibrates tree `tree` (a sixth of them, dealt anew per
 /// tree) rather than growing it.
 fn calibrates(seed: u64, tree: usize, shape: (usize, usize, usize)) -> bool {
@@ -155,15 +173,14 @@ const MIN_CONFIRMED: usize = 6;
 pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, trees: usize) -> Fitted {
     // Each sample's true plan, and its label: the numeric configuration where that gives the
     // same plan at every traced shape of the configuration, else the configuration as logged.
-    let plans: Vec<Result<Plan, PlanError>> = traced.iter().map(|t| plan_of(rules, op, t.shape, &t.config)).collect();
+    let plans: Vec<Option<PlanKey>> = {
+        use rayon::prelude::*;
+        traced.par_iter().map(|t| plan_key(plan_of(rules, op, t.shape, &t.config))).collect()
+    };
     let mut numeric_ok: HashMap<&KernelConfig, bool> = HashMap::new();
     for (t, p) in traced.iter().zip(&plans) {
         let n = numeric_config(rules, &t.config);
-        let same = match (plan_of(rules, op, t.shape, &n), p) {
-            (Ok(a), Ok(b)) => a == *b,
-            (Err(_), Err(_)) => true,
-            _ => false,
-        };
+        let same = plan_key(plan_of(rules, op, t.shape, &n)) == *p;
         *numeric_ok.entry(&t.config).or_insert(true) &= same;
     }
     let mut configs: Vec<KernelConfig> = vec![];
@@ -179,10 +196,7 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
         })
         .collect();
     let labels = canonical_labels(rules, op, traced, &plans, &labels, &configs);
-    let right_at = |i: usize, label: usize| match (&plans[i], plan_of(rules, op, traced[i].shape, &configs[label])) {
-        (Ok(a), Ok(b)) => *a == b,
-        _ => false,
-    };
+    let right_at = |i: usize, label: usize| plans[i].is_some() && plans[i] == plan_key(plan_of(rules, op, traced[i].shape, &configs[label]));
     let test: Vec<bool> = traced.iter().map(|t| tested(seed, t.shape)).collect();
     let grower = Grower::new(traced, &labels, configs.len());
     let grown: Vec<(Vec<Node>, Vec<LeafEvidence>)> = (0..trees.max(1))
@@ -214,7 +228,7 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
                 h.0 += 1;
             }
         }
-        match (answer(&forest, traced[i].shape), plans[i].is_ok()) {
+        match (answer(&forest, traced[i].shape), plans[i].is_some()) {
             (_, false) => stats.unmodelled += 1,
             (Some(config), true) if right_at(i, config) => stats.right += 1,
             (Some(_), true) => stats.wrong += 1,
@@ -240,7 +254,7 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
     }
     // The traced shapes the forest does not get right keep their traced kernel in the table.
     let exceptions = (0..traced.len())
-        .filter(|&i| plans[i].is_err() || answer(&forest, traced[i].shape).is_none_or(|c| !right_at(i, c)))
+        .filter(|&i| plans[i].is_none() || answer(&forest, traced[i].shape).is_none_or(|c| !right_at(i, c)))
         .map(|i| (traced[i].shape, traced[i].config.clone()))
         .collect();
     // Subtrees that only decline become one decline (the held-out counts above are the grown
@@ -267,7 +281,7 @@ const CANONICAL_CANDIDATES: usize = 64;
 /// shape's own. Kernels that differ in tile or stages often compute the same bits at a shape;
 /// labelled alike, the trees split where the arithmetic changes rather than where cuBLASLt's
 /// choice of an equivalent kernel does.
-fn canonical_labels(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], plans: &[Result<Plan, PlanError>], labels: &[usize], configs: &[KernelConfig]) -> Vec<usize> {
+fn canonical_labels(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], plans: &[Option<PlanKey>], labels: &[usize], configs: &[KernelConfig]) -> Vec<usize> {
     use rayon::prelude::*;
     let mut freq = vec![0usize; configs.len()];
     for &l in labels {
@@ -286,12 +300,12 @@ fn canonical_labels(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], plans
         .into_par_iter()
         .map(|i| {
             let own = labels[i];
-            let Ok(truth) = &plans[i] else { return own };
+            let Some(truth) = plans[i] else { return own };
             let alike = |c: &KernelConfig| c.split_k == configs[own].split_k && c.reduction == configs[own].reduction;
             by_freq[..rank[own].min(CANONICAL_CANDIDATES)]
                 .iter()
                 .copied()
-                .find(|&c| alike(&configs[c]) && plan_of(rules, op, traced[i].shape, &configs[c]).is_ok_and(|p| p == *truth))
+                .find(|&c| alike(&configs[c]) && plan_key(plan_of(rules, op, traced[i].shape, &configs[c])) == Some(truth))
                 .unwrap_or(own)
         })
         .collect()
@@ -314,7 +328,7 @@ fn leaf_evidence(
     leaf_members: Vec<(usize, Vec<usize>)>,
     calibration: impl Iterator<Item = usize>,
     traced: &[Traced],
-    plans: &[Result<Plan, PlanError>],
+    plans: &[Option<PlanKey>],
     right_at: &dyn Fn(usize, usize) -> bool,
 ) -> Vec<LeafEvidence> {
     let mut calib_wrong: HashMap<usize, usize> = HashMap::new();
@@ -322,7 +336,7 @@ fn leaf_evidence(
     for i in calibration {
         let leaf = leaf_of(nodes, traced[i].shape);
         if let Node::Leaf { config, .. } = nodes[leaf] {
-            if plans[i].is_ok() {
+            if plans[i].is_some() {
                 *(if right_at(i, config) { &mut calib_right } else { &mut calib_wrong }).entry(leaf).or_default() += 1;
             }
         }
@@ -331,7 +345,7 @@ fn leaf_evidence(
         .into_iter()
         .filter_map(|(leaf, members)| {
             let Node::Leaf { config, .. } = nodes[leaf] else { return None };
-            let impure = members.iter().filter(|&&i| plans[i].is_ok() && !right_at(i, config)).count();
+            let impure = members.iter().filter(|&&i| plans[i].is_some() && !right_at(i, config)).count();
             Some(LeafEvidence {
                 leaf,
                 members,

@@ -63,7 +63,7 @@ pub struct ScalarRules {
 }
 
 /// The kind of kernel a plan is, for [`ScalarRules`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KernelKind {
     Unsplit,
     Split,
@@ -116,7 +116,7 @@ impl ScalarRules {
 
 /// How one kernel applies α and β: its order (None: not measured), and whether β = 1 takes the
 /// same fma.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ScalarRule {
     pub algo: u32,
     pub kind: KernelKind,
@@ -125,7 +125,7 @@ pub struct ScalarRule {
 }
 
 /// How a kernel's epilogue combines α·acc and β·C.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScalarOrder {
     /// fma(α, acc, f32(β·C)).
     AlphaFma,

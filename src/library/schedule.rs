@@ -235,7 +235,7 @@ pub struct ChainRule {
     pub bias: Option<bool>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CAdd {
     #[default]
@@ -441,7 +441,7 @@ impl SliceRule {
 }
 
 /// The schedule of one GEMM.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Plan {
     /// Each chain: the K ranges one chain of the instruction accumulates from zero, in order
     /// (one per split-K slice, or per lane of a GEMV-like kernel).

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 
 /// A summation tree in postfix form: `Leaf(i)` pushes chain i's partial sum, `Add` pops two
 /// and pushes their rounded sum.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SumTree(Vec<Node>);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Node {
     Leaf(usize),
     Add,
