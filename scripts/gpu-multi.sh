@@ -10,11 +10,11 @@
 # gpu-check and engine-check on DEVICES; the GPU engine's hunt of TILES tiles of SEED on GPU 0
 # and on DEVICES, rates side by side; a planted model hunted on GPU 0 and on DEVICES for TILES/8
 # tiles with both engines (gpu, gpu-tiles: a tenth of that), whose states and findings must be
-# the same. Summary in $OUT/gpu-multi.log, the findings in $OUT/multi-findings.tar.gz.
+# the same. Summary in $OUT/gpu-multi.log, the findings in $OUT/multi-findings.tar.gz ($OUT: multi-out/ where unset).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 devices=$1 tiles=$2 seed=$3
-out=${OUT:-/tmp/multi-out}
+out=${OUT:-multi-out}
 mkdir -p "$out"
 W=$(mktemp -d)
 xz -dc .gpu/mmafuzz.xz >"$W/mmafuzz" && chmod +x "$W/mmafuzz"

@@ -45,17 +45,23 @@ pub fn devices() -> anyhow::Result<ExitCode> {
 /// as two GPUs that share one: how the spread over several GPUs is checked on one.
 pub(super) fn ordinals(spec: &str) -> anyhow::Result<Vec<usize>> {
     let there = device_count()?;
-    if spec.trim() == "all" {
+    let Some(named) = parse_ordinals(spec)? else {
         return Ok((0..there).collect());
-    }
-    let mut out: Vec<usize> = Vec::new();
-    for d in spec.split(',') {
-        let o: usize = d.trim().parse().with_context(|| format!("'{}' is not a GPU ordinal (give ordinals like 0,1 or all)", d.trim()))?;
+    };
+    for &o in &named {
         anyhow::ensure!(o < there, "there is no GPU {o}: this machine has {there} (ordinals 0 to {})", there - 1);
-        out.push(o);
     }
-    anyhow::ensure!(!out.is_empty(), "no GPU named");
-    Ok(out)
+    Ok(named)
+}
+
+/// A `--devices` list as written: `None` for `all`, else the ordinals (at least one).
+pub(super) fn parse_ordinals(spec: &str) -> anyhow::Result<Option<Vec<usize>>> {
+    if spec.trim() == "all" {
+        return Ok(None);
+    }
+    let named: Vec<usize> = spec.split(',').map(|d| d.trim().parse().with_context(|| format!("'{}' is not a GPU ordinal (give ordinals like 0,1 or all)", d.trim()))).collect::<anyhow::Result<_>>()?;
+    anyhow::ensure!(!named.is_empty(), "no GPU named");
+    Ok(Some(named))
 }
 
 /// Tiles of the ordinary generator per path that GPUs of one name must agree on bit for bit.

@@ -121,9 +121,9 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 fn open_gpus(devices: &str, path: &'static mmafuzz::exec::PathSpec) -> anyhow::Result<Side> {
     let ordinals = super::gpu::ordinals(devices)?;
     let gpus = ordinals.iter().map(|&o| Gpu::open(o)).collect::<Result<Vec<_>, _>>()?;
+    let first = &gpus[0].info;
     for g in &gpus {
         anyhow::ensure!(g.supports(path), "{} cannot run {}", g.info.name, path.id);
-        let first = &gpus[0].info;
         anyhow::ensure!(
             g.info.name == first.name,
             "--devices mixes GPUs: {} is a {}, {} a {}; one hunt's side A is one kind of GPU (hunt each kind on its own)",

@@ -60,13 +60,13 @@ pub fn trace(out: &Path, gpu: Option<&str>, cublas: Option<&str>, keep_log: Opti
     let runs: Vec<(Option<usize>, PathBuf)> = match devices {
         None => vec![(None, out.to_path_buf())],
         Some(spec) => {
-            let ordinals: Vec<usize> = if spec.trim() == "all" {
-                anyhow::ensure!(!listed.is_empty(), "--devices all: nvidia-smi lists no GPU here");
-                listed.iter().map(|g| g.0).collect()
-            } else {
-                spec.split(',').map(|d| d.trim().parse().with_context(|| format!("'{}' is not a GPU ordinal (give ordinals like 0,1 or all)", d.trim()))).collect::<anyhow::Result<_>>()?
+            let ordinals = match super::gpu::parse_ordinals(spec)? {
+                Some(named) => named,
+                None => {
+                    anyhow::ensure!(!listed.is_empty(), "--devices all: nvidia-smi lists no GPU here");
+                    listed.iter().map(|g| g.0).collect()
+                }
             };
-            anyhow::ensure!(!ordinals.is_empty(), "--devices names no GPU");
             ordinals.iter().enumerate().map(|(i, &d)| (Some(d), if i == 0 { out.to_path_buf() } else { out.join(format!("gpu-{d}")) })).collect()
         }
     };

@@ -105,8 +105,9 @@ impl<'g> GpuEngine<'g> {
 
     /// Run `count` tiles from hunt-wide position `first` of a shard (`(0, 1)`: the whole hunt),
     /// keeping the numbers of at most `cap` divergent tiles: every divergent tile where they are
-    /// `cap` or fewer, else every one of the longest prefix of the launch that holds at most
-    /// `cap` ([`listed_in_order`]), so that the list is the same on every run and GPU.
+    /// `cap` or fewer, else every one of a prefix of the launch that holds at most `cap`, cut
+    /// by the launch's counts ([`listed_in_order`]), so that the list is the same on every run
+    /// and GPU.
     pub fn hunt(&self, seed: u64, first: u64, count: u64, shard: (u64, u64), cap: u32) -> Result<LaunchResult, GpuError> {
         listed_in_order(count, cap, |n| self.launch(seed, first, n, shard, cap))
     }

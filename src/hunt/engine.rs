@@ -22,36 +22,60 @@ impl Hunt<'_> {
     /// Run the hunt on the GPU engine until its tile or time budget is spent or `stop` is set
     /// (or, with `stop_at_first`, a launch diverges). Side A must be the GPUs the engines run on
     /// (one engine each), side B the model they compute. The launches are spread over the
-    /// engines and settled in order ([`super::launches::in_order`]): on G GPUs the hunt settles
-    /// what it settles on one, G launches at a time; a launch made but not settled when the hunt
-    /// stops is dropped (a resumed hunt makes it again). In the phases, side A is the GPUs' own
-    /// launch time summed over them, "sides" the time this thread waited for a launch.
-    pub fn run_engine(&mut self, engines: &[GpuEngine], stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
+    /// engines and settled in order ([`Hunt::run_launches`]).
+    pub fn run_engine(&mut self, engines: &[GpuEngine], stop: &AtomicBool, progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
+        let (seed, shard) = (self.state.seed, self.cfg.shard);
+        self.state.engine = Some("gpu".into());
+        let launch = |engine: &GpuEngine, first: u64, n: u64| engine.hunt(seed, first, n, (shard.index, shard.count), LISTED_PER_LAUNCH).map_err(|e| HuntError::Side(e.into()));
+        self.run_launches(engines, stop, progress, launch, |_, _, found| Ok(found))
+    }
+
+    /// The loop both GPU engines share: the launches (`launch(gpu, first, n)`) spread over `gpus`
+    /// and settled in order ([`super::launches::in_order`]), so that on G GPUs the hunt settles
+    /// what it settles on one, G launches at a time; `found(phases, first, launch)` turns a
+    /// launch into the divergent tiles it holds. Each launch is settled ([`Hunt::settle_launch`]),
+    /// the state saved and progress reported, until the tile or time budget is spent, `stop` is
+    /// set or (with `stop_at_first`) a launch diverged. A launch made but not settled when the
+    /// hunt stops is dropped (a resumed hunt makes it again). In the phases, side A is the GPUs'
+    /// own launch time summed over them, "sides" the time this thread waited for a launch and
+    /// turned it into divergent tiles; `per_gpu` each GPU's share.
+    pub(super) fn run_launches<G: Sync, R: Send>(
+        &mut self,
+        gpus: &[G],
+        stop: &AtomicBool,
+        mut progress: impl FnMut(&HuntState),
+        launch: impl Fn(&G, u64, u64) -> Result<R, HuntError> + Sync,
+        mut found: impl FnMut(&mut super::Phases, u64, R) -> Result<LaunchResult, HuntError>,
+    ) -> Result<(), HuntError> {
         let started = Instant::now();
         let base_elapsed = self.state.elapsed_s;
-        let (path, seed, shard) = (self.cfg.path, self.state.seed, self.cfg.shard);
-        self.state.engine = Some("gpu".into());
-        let arithmetic = self.b.arithmetic(path.a_fmt).cloned();
+        let arithmetic = self.b.arithmetic(self.cfg.path.a_fmt).cloned();
         let max_time = self.cfg.max_time;
         let over = |stop: &AtomicBool| stop.load(Ordering::Relaxed) || max_time.is_some_and(|t| started.elapsed() >= t);
         if over(stop) {
             return self.save();
         }
         let windows = Windows { first: self.state.next_tile, done: self.state.tiles, batch: self.cfg.batch as u64, max_tiles: self.cfg.max_tiles };
-        let launch = |engine: &GpuEngine, first: u64, n: u64| {
+        let timed = |gpu: &G, first: u64, n: u64| {
             let t = Instant::now();
-            let found = engine.hunt(seed, first, n, (shard.index, shard.count), LISTED_PER_LAUNCH).map_err(|e| HuntError::Side(e.into()))?;
-            Ok((found, t.elapsed().as_secs_f64()))
+            launch(gpu, first, n).map(|r| (r, t.elapsed().as_secs_f64()))
         };
         let mut waited = Instant::now();
-        self.phases.per_gpu = vec![(0, 0.0); engines.len()];
-        in_order(engines, windows, launch, |g, first, n, (found, launch_s)| {
-            (self.phases.sides, self.phases.side_a) = (self.phases.sides + waited.elapsed().as_secs_f64(), self.phases.side_a + launch_s);
-            let mine = &mut self.phases.per_gpu[g];
-            (mine.0, mine.1) = (mine.0 + n, mine.1 + launch_s);
-            let diverged = self.settle_and_save(first, n, found, arithmetic.as_ref(), stop, &mut progress, base_elapsed, started)?;
+        self.phases.per_gpu = vec![(0, 0.0); gpus.len()];
+        in_order(gpus, windows, timed, |g, first, n, (run, launch_s)| {
+            let found = found(&mut self.phases, first, run)?;
+            let p = &mut self.phases;
+            (p.sides, p.side_a) = (p.sides + waited.elapsed().as_secs_f64(), p.side_a + launch_s);
+            (p.per_gpu[g].0, p.per_gpu[g].1) = (p.per_gpu[g].0 + n, p.per_gpu[g].1 + launch_s);
+            let diverged = found.divergent_tiles > 0;
+            self.settle_launch(first, n, found, arithmetic.as_ref(), stop, &mut progress)?;
+            self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
+            let t = Instant::now();
+            self.save()?;
+            self.phases.state += t.elapsed().as_secs_f64();
+            progress(&self.state);
             waited = Instant::now();
-            Ok::<_, HuntError>(!(diverged && self.cfg.stop_at_first) && !over(stop))
+            Ok(!(diverged && self.cfg.stop_at_first) && !over(stop))
         })?;
         self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
         self.save()
@@ -101,18 +125,5 @@ impl Hunt<'_> {
         self.state.note_features();
         self.state.never_reached = self.state.features.never_reached();
         Ok(())
-    }
-
-    /// [`Hunt::settle_launch`], then the state saved and progress reported; whether it diverged.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn settle_and_save(&mut self, first: u64, n: u64, found: LaunchResult, arithmetic: Option<&crate::model::Arithmetic>, stop: &AtomicBool, progress: &mut impl FnMut(&HuntState), base_elapsed: f64, started: Instant) -> Result<bool, HuntError> {
-        let diverged = found.divergent_tiles > 0;
-        self.settle_launch(first, n, found, arithmetic, stop, progress)?;
-        self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
-        let t = Instant::now();
-        self.save()?;
-        self.phases.state += t.elapsed().as_secs_f64();
-        progress(&self.state);
-        Ok(diverged)
     }
 }

@@ -7,7 +7,6 @@
 //! regenerated, re-run on both sides, classified and minimised, with an exact sample.
 
 use super::engine::LISTED_PER_LAUNCH;
-use super::launches::{in_order, Windows};
 use super::side::{Side, SideError};
 use super::{Hunt, HuntError, HuntState};
 use crate::engine::tiles::{GpuTiles, RunTiles};
@@ -15,7 +14,7 @@ use crate::case::MmaCase;
 use crate::engine::LaunchResult;
 use crate::model::Emulator;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -32,51 +31,30 @@ impl Hunt<'_> {
     /// rarely make this engine faster; they split its tiles all the same.
     /// (Settling one launch while the next is modelled was no faster on an H100: both need
     /// every core.)
-    pub fn run_gpu_tiles(&mut self, tiles: &[GpuTiles], stop: &AtomicBool, mut progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
+    pub fn run_gpu_tiles(&mut self, tiles: &[GpuTiles], stop: &AtomicBool, progress: impl FnMut(&HuntState)) -> Result<(), HuntError> {
         let Side::Model(emu) = self.b else {
             return Err(HuntError::NotAModel(self.b.name()));
         };
         let Some(blank) = tiles.first().map(GpuTiles::blank) else {
             return self.save();
         };
-        let started = Instant::now();
-        let base_elapsed = self.state.elapsed_s;
         let (seed, shard) = (self.state.seed, self.cfg.shard);
-        let parts = (shard.index, shard.count);
         self.state.engine = Some("gpu-tiles".into());
-        let arithmetic = self.b.arithmetic(self.cfg.path.a_fmt).cloned();
-        let max_time = self.cfg.max_time;
-        let over = |stop: &AtomicBool| stop.load(Ordering::Relaxed) || max_time.is_some_and(|t| started.elapsed() >= t);
-        if over(stop) {
-            return self.save();
-        }
-        let windows = Windows { first: self.state.next_tile, done: self.state.tiles, batch: self.cfg.batch as u64, max_tiles: self.cfg.max_tiles };
         // A launch's words are a few hundred MB: the buffers go round instead of being made anew.
         let buffers = Mutex::new(Vec::<RunTiles>::new());
         let launch = |gpu: &GpuTiles, first: u64, n: u64| {
             let mut run = buffers.lock().expect("buffer pool").pop().unwrap_or_default();
-            let t = Instant::now();
-            gpu.run(seed, first, n, parts, &mut run).map_err(|e| HuntError::Side(e.into()))?;
-            Ok((run, t.elapsed().as_secs_f64()))
+            gpu.run(seed, first, n, (shard.index, shard.count), &mut run).map_err(|e| HuntError::Side(e.into()))?;
+            Ok(run)
         };
-        let mut waited = Instant::now();
-        self.phases.per_gpu = vec![(0, 0.0); tiles.len()];
-        in_order(tiles, windows, launch, |g, first, n, (run, gpu_s)| {
-            let mine = &mut self.phases.per_gpu[g];
-            (mine.0, mine.1) = (mine.0 + n, mine.1 + gpu_s);
-            let wait = waited.elapsed().as_secs_f64();
+        let modelled = |phases: &mut super::Phases, first: u64, run: RunTiles| {
             let t = Instant::now();
             let found = divergences(emu, &blank, &run, first, shard)?;
-            let modelled = t.elapsed().as_secs_f64();
+            phases.side_b += t.elapsed().as_secs_f64();
             buffers.lock().expect("buffer pool").push(run);
-            let p = &mut self.phases;
-            (p.sides, p.side_a, p.side_b) = (p.sides + wait + modelled, p.side_a + gpu_s, p.side_b + modelled);
-            let diverged = self.settle_and_save(first, n, found, arithmetic.as_ref(), stop, &mut progress, base_elapsed, started)?;
-            waited = Instant::now();
-            Ok::<_, HuntError>(!(diverged && self.cfg.stop_at_first) && !over(stop))
-        })?;
-        self.state.elapsed_s = base_elapsed + started.elapsed().as_secs_f64();
-        self.save()
+            Ok(found)
+        };
+        self.run_launches(tiles, stop, progress, launch, modelled)
     }
 }
 

@@ -141,7 +141,7 @@ fn tested(seed: u64, shape: (usize, usize, usize)) -> bool {
 /// A plan's fingerprint. A fit only asks whether two plans are equal, and the plan of a GEMV
 /// lane kernel at a long K holds thousands of K ranges: each learning shape keeps 128 bits of
 /// hash instead (two SipHash digests; for the few thousand distinct plans of a fit a collision
-/// is out of reach), so a fit holds four times the shapes in the same memory.
+/// is out of reach), so a fit holds many times the shapes in the same memory.
 type PlanKey = u128;
 
 fn plan_key(plan: Result<Plan, PlanError>) -> Option<PlanKey> {
