@@ -7,12 +7,17 @@
 //!
 //! File format (`models/<gpu>/cublas/<path>.predict.tsv.xz`): `#` lines are provenance (the
 //! learning set's seed and hash, the held-out results); `cfg<TAB>ID<TAB>ALGO` name the
-//! configurations; `op<TAB>OP` starts a tree of a call kind (again for its next tree), whose nodes follow in order, node 0 the
-//! root: `split<TAB>FEATURE<TAB>THRESHOLD<TAB>LEFT<TAB>RIGHT` (feature ≤ threshold goes left),
-//! `leaf<TAB>ID<TAB>SUPPORT<TAB>HELD_OK<TAB>HELD_ALL` (answer configuration ID; how many learned
+//! configurations; `why<TAB>ID<TAB>REASON` name the reasons trees decline with;
+//! `op<TAB>OP` starts a tree of a call kind (again for its next tree), whose nodes follow in
+//! pre-order, the root first and each split's left branch before its right:
+//! `s<TAB>FEATURE<TAB>THRESHOLD` (feature ≤ threshold goes left),
+//! `l<TAB>ID<TAB>SUPPORT<TAB>HELD_OK<TAB>HELD_ALL` (answer configuration ID; how many learned
 //! shapes reached it, how many held-out shapes it got right and reached), or
-//! `decline<TAB>SUPPORT<TAB>REASON`. `unpredicted<TAB>OP<TAB>CLASS<TAB>REASON` lines decline a
-//! call kind's shapes whose 1s fall as CLASS says (`m--`: m = 1 alone) whatever the tree says.
+//! `d<TAB>SUPPORT<TAB>WHY` (decline with reason WHY). `unpredicted<TAB>OP<TAB>CLASS<TAB>REASON`
+//! lines decline a call kind's shapes whose 1s fall as CLASS says (`m--`: m = 1 alone) whatever
+//! the tree says. Files of earlier versions, whose nodes name their branches
+//! (`split<TAB>FEATURE<TAB>THRESHOLD<TAB>LEFT<TAB>RIGHT`, `leaf<TAB>...`,
+//! `decline<TAB>SUPPORT<TAB>REASON`), are read as well.
 
 use super::config::KernelConfig;
 use super::gemm::linear_takes_epilogue;
@@ -314,6 +319,44 @@ pub fn prune(tree: &[Node]) -> Vec<Node> {
     out
 }
 
+/// A split's branch not yet linked (an `s` line names none).
+const UNLINKED: usize = usize::MAX;
+
+/// Links the branches of a tree written in pre-order (`s` lines): each split's left branch is
+/// the node after it, its right branch the node after its left subtree. A tree whose splits
+/// name their branches is left as it is; one that mixes the two, or whose nodes do not make
+/// exactly one tree, is an error.
+fn link_preorder(tree: &mut [Node]) -> Result<(), String> {
+    let unlinked = |n: &Node| matches!(n, Node::Split { left: UNLINKED, .. });
+    let splits = tree.iter().filter(|n| matches!(n, Node::Split { .. })).count();
+    match tree.iter().filter(|n| unlinked(n)).count() {
+        0 => return Ok(()),
+        u if u != splits => return Err("mixes splits that name their branches with splits that do not".into()),
+        _ => {}
+    }
+    // Splits still waiting for a branch, innermost last.
+    let mut open: Vec<usize> = vec![];
+    for i in 0..tree.len() {
+        match open.last() {
+            Some(&at) => {
+                let Node::Split { left, right, .. } = &mut tree[at] else { unreachable!("only splits are open") };
+                if *left == UNLINKED {
+                    *left = i;
+                } else {
+                    *right = i;
+                    open.pop();
+                }
+            }
+            None if i > 0 => return Err(format!("has {} node(s) after its last branch", tree.len() - i)),
+            None => {}
+        }
+        if matches!(tree[i], Node::Split { .. }) {
+            open.push(i);
+        }
+    }
+    if open.is_empty() { Ok(()) } else { Err(format!("ends before {} split(s) have both branches", open.len())) }
+}
+
 /// What the predictor says for one shape.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Prediction<'a> {
@@ -359,6 +402,7 @@ impl Predictor {
     pub fn parse(text: &str) -> Result<Predictor, PredictorError> {
         let mut p = Predictor::default();
         let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut reasons: HashMap<String, String> = HashMap::new();
         let mut current: Option<TorchOp> = None;
         for (no, line) in text.lines().enumerate() {
             let bad = |message: String| PredictorError { line: no + 1, message };
@@ -392,11 +436,27 @@ impl Predictor {
                     }
                     Node::Split { feature, threshold, left: num(f[3])?, right: num(f[4])? }
                 }
-                ("leaf", 5) => {
+                ("why", 3) => {
+                    reasons.insert(f[1].to_string(), f[2].to_string());
+                    continue;
+                }
+                ("s", 3) => {
+                    let feature = Feature::parse(f[1]).ok_or_else(|| bad(format!("unknown feature '{}'", f[1])))?;
+                    let threshold: f64 = f[2].parse().map_err(|_| bad(format!("threshold '{}' is not a number", f[2])))?;
+                    if !threshold.is_finite() {
+                        return Err(bad(format!("threshold {threshold} is not finite")));
+                    }
+                    Node::Split { feature, threshold, left: UNLINKED, right: UNLINKED }
+                }
+                ("leaf" | "l", 5) => {
                     let config = *ids.get(f[1]).ok_or_else(|| bad(format!("configuration '{}' is not defined above", f[1])))?;
                     Node::Leaf { config, support: num(f[2])?, held: (num(f[3])?, num(f[4])?) }
                 }
                 ("decline", 3) => Node::Decline { support: num(f[1])?, reason: f[2].to_string() },
+                ("d", 3) => {
+                    let reason = reasons.get(f[2]).ok_or_else(|| bad(format!("reason '{}' is not defined above", f[2])))?;
+                    Node::Decline { support: num(f[1])?, reason: reason.clone() }
+                }
                 ("unpredicted", 4) => {
                     let op: TorchOp = f[1].parse().map_err(bad)?;
                     let class = Degenerate::parse(f[2]).ok_or_else(|| bad(format!("'{}' is not a class like m-- or -n-", f[2])))?;
@@ -409,10 +469,11 @@ impl Predictor {
             p.trees.get_mut(&op).and_then(|t| t.last_mut()).expect("inserted at its op line").push(node);
         }
         // Every split points forward, inside its tree: a walk always ends at a leaf.
-        for (op, tree) in p.trees.iter().flat_map(|(op, trees)| trees.iter().map(move |t| (op, t))) {
+        for (op, tree) in p.trees.iter_mut().flat_map(|(op, trees)| trees.iter_mut().map(move |t| (op, t))) {
             if tree.is_empty() {
                 return Err(PredictorError { line: 0, message: format!("the {op} tree has no nodes") });
             }
+            link_preorder(tree).map_err(|message| PredictorError { line: 0, message: format!("the {op} tree {message}") })?;
             for (i, node) in tree.iter().enumerate() {
                 if let Node::Split { left, right, .. } = node {
                     if *left <= i || *right <= i || *left >= tree.len() || *right >= tree.len() {
@@ -435,13 +496,27 @@ impl Predictor {
         for ((op, class), why) in &self.unpredicted {
             let _ = writeln!(s, "unpredicted\t{op}\t{}\t{why}", class.name());
         }
+        // Each reason once, numbered in the order the trees first use it.
+        let mut why: HashMap<&str, usize> = HashMap::new();
+        for node in self.trees.values().flatten().flatten() {
+            if let Node::Decline { reason, .. } = node {
+                if !why.contains_key(reason.as_str()) {
+                    let _ = writeln!(s, "why\t{}\t{reason}", why.len());
+                    why.insert(reason, why.len());
+                }
+            }
+        }
         for (op, tree) in self.trees.iter().flat_map(|(op, trees)| trees.iter().map(move |t| (op, t))) {
             let _ = writeln!(s, "op\t{op}");
-            for node in tree {
-                let _ = match node {
-                    Node::Split { feature, threshold, left, right } => writeln!(s, "split\t{}\t{threshold}\t{left}\t{right}", feature.name()),
-                    Node::Leaf { config, support, held } => writeln!(s, "leaf\t{config}\t{support}\t{}\t{}", held.0, held.1),
-                    Node::Decline { support, reason } => writeln!(s, "decline\t{support}\t{reason}"),
+            let mut stack = vec![0];
+            while let Some(at) = stack.pop() {
+                let _ = match &tree[at] {
+                    Node::Split { feature, threshold, left, right } => {
+                        stack.extend([*right, *left]);
+                        writeln!(s, "s\t{}\t{threshold}", feature.name())
+                    }
+                    Node::Leaf { config, support, held } => writeln!(s, "l\t{config}\t{support}\t{}\t{}", held.0, held.1),
+                    Node::Decline { support, reason } => writeln!(s, "d\t{support}\t{}", why[reason.as_str()]),
                 };
             }
         }
@@ -497,6 +572,38 @@ mod tests {
             TEXT.replace("leaf\t1\t", "leaf\t7\t"),
             TEXT.replace("op\tmm\n", ""),
             format!("{TEXT}op\tmm\n"),
+        ] {
+            assert!(Predictor::parse(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn writes_preorder_with_numbered_reasons_and_reads_both_forms() {
+        let p = Predictor::parse(TEXT).unwrap();
+        let text = p.to_text();
+        assert!(text.contains("why\t0\tthree kernels here\n"), "{text}");
+        assert!(text.contains("op\tmm\ns\tk_per_mn\t2.5\nl\t0\t10\t3\t3\ns\tm\t1\nd\t4\t0\nl\t1\t7\t2\t2\n"), "{text}");
+        let again = Predictor::parse(&text).unwrap();
+        assert_eq!(again.trees, p.trees, "pre-order links the branches the old form named");
+        // A tree laid out otherwise (right branch first) is written in pre-order: same answers.
+        let shuffled = "cfg\t0\talgoId=66\ncfg\t1\talgoId=55\nop\tmm\nsplit\tm\t8\t2\t1\nleaf\t1\t3\t0\t0\nleaf\t0\t4\t0\t0\n";
+        let p = Predictor::parse(shuffled).unwrap();
+        let again = Predictor::parse(&p.to_text()).unwrap();
+        for m in [1, 8, 9, 100] {
+            assert_eq!(again.predict(TorchOp::Mm, (m, 4, 4)), p.predict(TorchOp::Mm, (m, 4, 4)));
+        }
+    }
+
+    #[test]
+    fn a_damaged_preorder_file_is_an_error() {
+        let good = Predictor::parse(TEXT).unwrap().to_text();
+        assert!(Predictor::parse(&good).is_ok());
+        for bad in [
+            good.replace("l\t1\t7\t2\t2\n", ""),
+            good.replace("l\t1\t7\t2\t2\n", "l\t1\t7\t2\t2\nl\t1\t7\t2\t2\n"),
+            good.replace("d\t4\t0", "d\t4\t3"),
+            good.replace("s\tm\t1\n", "split\tm\t1\t3\t4\n"),
+            good.replace("s\tm\t1\n", "s\tm\tinf\n"),
         ] {
             assert!(Predictor::parse(&bad).is_err(), "{bad}");
         }
