@@ -198,8 +198,10 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
     let labels = canonical_labels(rules, op, traced, &plans, &labels, &configs);
     let right_at = |i: usize, label: usize| plans[i].is_some() && plans[i] == plan_key(plan_of(rules, op, traced[i].shape, &configs[label]));
     let test: Vec<bool> = traced.iter().map(|t| tested(seed, t.shape)).collect();
+    use rayon::prelude::*;
     let grower = Grower::new(traced, &labels, configs.len());
     let grown: Vec<(Vec<Node>, Vec<LeafEvidence>)> = (0..trees.max(1))
+        .into_par_iter()
         .map(|j| {
             let calib: Vec<bool> = traced.iter().map(|t| calibrates(seed, j, t.shape)).collect();
             let grow: Vec<usize> = (0..traced.len()).filter(|&i| !test[i] && !calib[i]).collect();
@@ -416,7 +418,9 @@ impl<'a> Grower<'a> {
             nodes.push(Node::Decline { support: 0, reason: "no learned shapes".into() });
             return;
         }
+        use rayon::prelude::*;
         let sorted: Vec<Vec<u32>> = (0..F)
+            .into_par_iter()
             .map(|f| {
                 let mut v: Vec<u32> = members.iter().map(|&i| i as u32).collect();
                 v.sort_by(|&a, &b| self.value(a, f).total_cmp(&self.value(b, f)).then(a.cmp(&b)));
@@ -444,7 +448,17 @@ impl<'a> Grower<'a> {
         for &i in members {
             goes_left[i as usize] = self.value(i, f) <= threshold;
         }
-        let (l, r): (Vec<Vec<u32>>, Vec<Vec<u32>>) = sorted.into_iter().map(|v| v.into_iter().partition(|&i| goes_left[i as usize])).unzip();
+        let parallel = members.len() >= PARALLEL_MEMBERS;
+        let (l, r): (Vec<Vec<u32>>, Vec<Vec<u32>>) = {
+            let goes_left = &*goes_left;
+            let part = |v: Vec<u32>| -> (Vec<u32>, Vec<u32>) { v.into_iter().partition(|&i| goes_left[i as usize]) };
+            if parallel {
+                use rayon::prelude::*;
+                sorted.into_par_iter().map(part).unzip()
+            } else {
+                sorted.into_iter().map(part).unzip()
+            }
+        };
         let left = nodes.len();
         self.grow(l, depth + 1, nodes, leaves, goes_left);
         let right = nodes.len();
@@ -461,44 +475,71 @@ impl<'a> Grower<'a> {
     }
 
     /// The split (feature index, threshold) of least weighted Gini impurity, None where no
-    /// split separates anything.
+    /// split separates anything; ties go to the first feature, then the lowest threshold. The
+    /// features of a large node are searched in parallel, with the same answer.
     fn best_split(&self, sorted: &[Vec<u32>]) -> Option<(usize, f64)> {
+        use rayon::prelude::*;
         let members = &sorted[0];
         let total = members.len() as f64;
         let mut all = vec![0usize; self.n_labels];
         for &i in members {
             all[self.labels[i as usize]] += 1;
         }
-        let sq = |c: &[usize]| c.iter().map(|&x| (x * x) as f64).sum::<f64>();
         let parent = total - sq(&all) / total;
+        let per_feature: Vec<Option<(f64, f64)>> = if members.len() >= PARALLEL_MEMBERS {
+            sorted.par_iter().enumerate().map(|(f, order)| self.best_threshold(f, order, &all, parent)).collect()
+        } else {
+            sorted.iter().enumerate().map(|(f, order)| self.best_threshold(f, order, &all, parent)).collect()
+        };
         let mut best: Option<(f64, usize, f64)> = None;
-        let mut left = vec![0usize; self.n_labels];
-        for (f, order) in sorted.iter().enumerate() {
-            let (first, last) = (self.value(order[0], f), self.value(order[order.len() - 1], f));
-            if first == last {
-                continue;
-            }
-            left.iter_mut().for_each(|x| *x = 0);
-            let (mut left_sq, mut right_sq) = (0.0f64, sq(&all));
-            for j in 0..order.len() - 1 {
-                let label = self.labels[order[j] as usize];
-                let (lc, rc) = (left[label] as f64, (all[label] - left[label]) as f64);
-                left_sq += 2.0 * lc + 1.0;
-                right_sq -= 2.0 * rc - 1.0;
-                left[label] += 1;
-                let (here, next) = (self.value(order[j], f), self.value(order[j + 1], f));
-                if here == next {
-                    continue;
-                }
-                let (nl, nr) = ((j + 1) as f64, total - (j + 1) as f64);
-                let impurity = (nl - left_sq / nl) + (nr - right_sq / nr);
-                if impurity < parent - 1e-9 && best.is_none_or(|b| impurity < b.0) {
-                    best = Some((impurity, f, midpoint(here, next)));
+        for (f, found) in per_feature.into_iter().enumerate() {
+            if let Some((impurity, threshold)) = found {
+                if best.is_none_or(|b| impurity < b.0) {
+                    best = Some((impurity, f, threshold));
                 }
             }
         }
         best.map(|(_, f, t)| (f, t))
     }
+
+    /// Feature `f`'s split of least weighted Gini impurity below the parent's, as (impurity,
+    /// threshold), the lowest threshold where two tie; `order` is the members sorted by `f` and
+    /// `all` their label counts.
+    fn best_threshold(&self, f: usize, order: &[u32], all: &[usize], parent: f64) -> Option<(f64, f64)> {
+        let (first, last) = (self.value(order[0], f), self.value(order[order.len() - 1], f));
+        if first == last {
+            return None;
+        }
+        let total = order.len() as f64;
+        let mut left = vec![0usize; self.n_labels];
+        let (mut left_sq, mut right_sq) = (0.0f64, sq(all));
+        let mut best: Option<(f64, f64)> = None;
+        for j in 0..order.len() - 1 {
+            let label = self.labels[order[j] as usize];
+            let (lc, rc) = (left[label] as f64, (all[label] - left[label]) as f64);
+            left_sq += 2.0 * lc + 1.0;
+            right_sq -= 2.0 * rc - 1.0;
+            left[label] += 1;
+            let (here, next) = (self.value(order[j], f), self.value(order[j + 1], f));
+            if here == next {
+                continue;
+            }
+            let (nl, nr) = ((j + 1) as f64, total - (j + 1) as f64);
+            let impurity = (nl - left_sq / nl) + (nr - right_sq / nr);
+            if impurity < parent - 1e-9 && best.is_none_or(|b| impurity < b.0) {
+                best = Some((impurity, midpoint(here, next)));
+            }
+        }
+        best
+    }
+}
+
+/// Nodes with at least this many members search and partition their features in parallel.
+const PARALLEL_MEMBERS: usize = 16_384;
+
+/// The sum of squared label counts.
+fn sq(counts: &[usize]) -> f64 {
+    counts.iter().map(|&x| (x * x) as f64).sum()
 }
 
 /// A threshold between two feature values that prints and parses back to a value between them.
@@ -570,6 +611,33 @@ mod tests {
         assert!(f.nodes.iter().all(|t| t.len() < 40), "{:?} nodes", f.nodes.iter().map(Vec::len).collect::<Vec<_>>());
         // What the tree declines keeps its traced kernel.
         assert!(f.exceptions.len() < traced.len() / 20, "{} exceptions", f.exceptions.len());
+    }
+
+    /// A tree grown on one thread is the tree grown on several: large nodes search and
+    /// partition their features in parallel, with the ties broken as one thread breaks them.
+    #[test]
+    fn the_trees_do_not_depend_on_the_thread_count() {
+        let labels: Vec<usize> = (0..3 * PARALLEL_MEMBERS).map(|i| (crate::library::libgen::splitmix64(i as u64) % 5) as usize).collect();
+        let traced: Vec<Traced> = (0..labels.len())
+            .map(|i| {
+                let r = crate::library::libgen::splitmix64(1000 + i as u64);
+                // Coarse values: many ties between features and thresholds.
+                Traced { shape: (1 + (r % 64) as usize * 8, 1 + ((r >> 20) % 64) as usize, 64 * (1 + ((r >> 40) % 16) as usize)), config: KernelConfig::from_log("algoId=66").unwrap() }
+            })
+            .collect();
+        let grown = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let g = Grower::new(&traced, &labels, 5);
+                let (mut nodes, mut leaves) = (vec![], vec![]);
+                g.grow_tree((0..traced.len()).collect(), &mut nodes, &mut leaves);
+                (nodes, leaves)
+            })
+        };
+        let (one, four) = (grown(1), grown(4));
+        assert!(one.0.len() > 100, "{} nodes", one.0.len());
+        assert_eq!(one.0, four.0);
+        assert_eq!(one.1, four.1);
     }
 
     /// One odd calibration shape does not silence a leaf that thousands confirmed; a leaf
