@@ -11,6 +11,8 @@
 # and on DEVICES, rates side by side; a planted model hunted on GPU 0 and on DEVICES for TILES/8
 # tiles with both engines (gpu, gpu-tiles: a tenth of that), whose states and findings must be
 # the same. Summary in $OUT/gpu-multi.log, the findings in $OUT/multi-findings.tar.gz ($OUT: multi-out/ where unset).
+# PATHS (environment) limits the paths (space-separated); STEPS (default checks,sm90,planted) which
+# of the three parts run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 devices=$1 tiles=$2 seed=$3
@@ -22,29 +24,35 @@ bin=$W/mmafuzz
 before=
 if [ -f .gpu/mmafuzz-before.xz ]; then xz -dc .gpu/mmafuzz-before.xz >"$W/before" && chmod +x "$W/before" && before=$W/before; fi
 declare -A plant=([mma.m16n8k16.f32.f16.f16.f32]=f16-extra3 [mma.m16n8k16.f32.bf16.bf16.f32]=bf16-floor6 [mma.m16n8k16.f16.f16.f16.f16]=f16h-floor6)
-paths="mma.m16n8k16.f32.f16.f16.f32 mma.m16n8k16.f32.bf16.bf16.f32 mma.m16n8k16.f16.f16.f16.f16"
+paths=${PATHS:-mma.m16n8k16.f32.f16.f16.f32 mma.m16n8k16.f32.bf16.bf16.f32 mma.m16n8k16.f16.f16.f16.f16}
+steps=",${STEPS:-checks,sm90,planted},"
 keep='^(this run|divergent|spread over|GPU engine|GPU-made|findings:)'
 {
     nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
     echo "cpu cores: $(nproc)"
-    echo "== gpu-check --device $devices"
-    for p in $paths; do "$bin" gpu-check --path "$p" --device "$devices" --tiles 1024; done >"$W/gpu-check.txt" 2>&1
-    echo "gpu-check: $(grep -c ' ok' "$W/gpu-check.txt") lines ok, $(grep -c FAILED "$W/gpu-check.txt") FAILED"
-    grep -E "FAILED|same D|^GPU" "$W/gpu-check.txt" | head -40
-    for p in $paths; do
-        echo "== engine-check $p --device $devices"
-        "$bin" engine-check --path "$p" --device "$devices" --tiles 262144 --other-tiles 65536 2>&1 | grep -v "^engine check on"
-    done
-    for p in $paths; do
-        echo "== $p: the sm90 model, $tiles tiles of seed $seed"
-        if [ -n "$before" ]; then
-            echo "-- the binary before, GPU 0"
-            "$before" hunt --path "$p" --engine gpu --tiles "$tiles" --seed "$seed" --findings "$W/before-$p" 2>&1 | grep -E "$keep"
-        fi
-        for d in 0 "$devices"; do
-            echo "-- --devices $d"
-            "$bin" hunt --path "$p" --engine gpu --devices "$d" --tiles "$tiles" --seed "$seed" --findings "$W/sm90-$d" 2>&1 | grep -E "$keep"
+    if [[ $steps == *,checks,* ]]; then
+        echo "== gpu-check --device $devices"
+        for p in $paths; do "$bin" gpu-check --path "$p" --device "$devices" --tiles 1024; done >"$W/gpu-check.txt" 2>&1
+        echo "gpu-check: $(grep -c ' ok' "$W/gpu-check.txt") lines ok, $(grep -c FAILED "$W/gpu-check.txt") FAILED"
+        grep -E "FAILED|same D|^GPU" "$W/gpu-check.txt" | head -40
+        for p in $paths; do
+            echo "== engine-check $p --device $devices"
+            "$bin" engine-check --path "$p" --device "$devices" --tiles 262144 --other-tiles 65536 2>&1 | grep -v "^engine check on"
         done
+    fi
+    for p in $paths; do
+        if [[ $steps == *,sm90,* ]]; then
+            echo "== $p: the sm90 model, $tiles tiles of seed $seed"
+            if [ -n "$before" ]; then
+                echo "-- the binary before, GPU 0"
+                "$before" hunt --path "$p" --engine gpu --tiles "$tiles" --seed "$seed" --findings "$W/before-$p" 2>&1 | grep -E "$keep"
+            fi
+            for d in 0 "$devices"; do
+                echo "-- --devices $d"
+                "$bin" hunt --path "$p" --engine gpu --devices "$d" --tiles "$tiles" --seed "$seed" --findings "$W/sm90-$d" 2>&1 | grep -E "$keep"
+            done
+        fi
+        [[ $steps == *,planted,* ]] || continue
         for engine in gpu gpu-tiles; do
             n=$((tiles / 8)); [ "$engine" = gpu-tiles ] && n=$((tiles / 80))
             echo "== $p: planted ${plant[$p]}, --engine $engine, $n tiles of seed $seed"
