@@ -9,20 +9,30 @@
 #
 # GPU: h100 or h200. DENSE-SEED and DENSE-LOG: the draw the predictors were learned from and the
 # log scripts/device-heuristic.sh wrote for it (its `PATH CALL: N shapes` lines give the draw's
-# size). PREDICTORS (environment): a directory of predictors to check instead of the embedded
+# size); where some paths' predictors come from another draw, both comma-separated, in the same
+# order (58402,63103 and LOG1,LOG2), and the GEMMs of every draw are left out. PREDICTORS (environment): a directory of predictors to check instead of the embedded
 # ones (`library fit --out`). Exits as check-predict does (1 where any GEMM is wrong).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 4 ] || { sed -n 2,13p "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 gpu=$1 seed=$2 log=$3 trace=$4; shift 4
-for f in "$log" "$trace" "$@"; do [ -f "$f" ] || { echo "check-fresh.sh: no file $f" >&2; exit 2; }; done
+for f in "$trace" "$@"; do [ -f "$f" ] || { echo "check-fresh.sh: no file $f" >&2; exit 2; }; done
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 traced=$(IFS=,; echo "$*")
-exclude=(python3 scripts/lt-heuristic.py exclude "$trace" "$log" --seed "$seed")
-[ -n "$traced" ] && exclude+=(--traced "$traced")
-echo "# ${exclude[*]} FRESH.tsv.gz"
-"${exclude[@]}" "$W/FRESH.tsv.gz" | sed 's/^/# /'
+IFS=, read -r -a seeds <<<"$seed"
+IFS=, read -r -a logs <<<"$log"
+[ ${#seeds[@]} -eq ${#logs[@]} ] || { echo "check-fresh.sh: ${#seeds[@]} dense seed(s) but ${#logs[@]} log(s)" >&2; exit 2; }
+for f in "${logs[@]}"; do [ -f "$f" ] || { echo "check-fresh.sh: no file $f" >&2; exit 2; }; done
+from=$trace
+for i in "${!seeds[@]}"; do
+    exclude=(python3 scripts/lt-heuristic.py exclude "$from" "${logs[$i]}" --seed "${seeds[$i]}")
+    [ "$i" -eq 0 ] && [ -n "$traced" ] && exclude+=(--traced "$traced")
+    echo "# ${exclude[*]} FRESH-$i.tsv.gz" | sed "s|$W/||g"
+    "${exclude[@]}" "$W/FRESH-$i.tsv.gz" | sed -e "s|$W/||g" -e 's/^/# /'
+    from=$W/FRESH-$i.tsv.gz
+done
+mv "$from" "$W/FRESH.tsv.gz"
 check=(target/release/mmafuzz library check-predict "$W/FRESH.tsv.gz" --gpu "$gpu")
 [ -n "${PREDICTORS:-}" ] && check+=(--predictors "$PREDICTORS")
 echo "# mmafuzz library check-predict FRESH.tsv.gz --gpu $gpu${PREDICTORS:+ --predictors DIR}"

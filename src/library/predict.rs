@@ -428,25 +428,19 @@ impl Predictor {
                     current = Some(op);
                     continue;
                 }
-                ("split", 5) => {
-                    let feature = Feature::parse(f[1]).ok_or_else(|| bad(format!("unknown feature '{}'", f[1])))?;
-                    let threshold: f64 = f[2].parse().map_err(|_| bad(format!("threshold '{}' is not a number", f[2])))?;
-                    if !threshold.is_finite() {
-                        return Err(bad(format!("threshold {threshold} is not finite")));
-                    }
-                    Node::Split { feature, threshold, left: num(f[3])?, right: num(f[4])? }
-                }
                 ("why", 3) => {
                     reasons.insert(f[1].to_string(), f[2].to_string());
                     continue;
                 }
-                ("s", 3) => {
+                // A split in pre-order (`s`) or naming its branches (`split`, earlier versions).
+                ("s", 3) | ("split", 5) => {
                     let feature = Feature::parse(f[1]).ok_or_else(|| bad(format!("unknown feature '{}'", f[1])))?;
                     let threshold: f64 = f[2].parse().map_err(|_| bad(format!("threshold '{}' is not a number", f[2])))?;
                     if !threshold.is_finite() {
                         return Err(bad(format!("threshold {threshold} is not finite")));
                     }
-                    Node::Split { feature, threshold, left: UNLINKED, right: UNLINKED }
+                    let (left, right) = if f.len() == 5 { (num(f[3])?, num(f[4])?) } else { (UNLINKED, UNLINKED) };
+                    Node::Split { feature, threshold, left, right }
                 }
                 ("leaf" | "l", 5) => {
                     let config = *ids.get(f[1]).ok_or_else(|| bad(format!("configuration '{}' is not defined above", f[1])))?;
