@@ -21,6 +21,7 @@ use super::op::TorchOp;
 use super::predict::{leaf_of, prune, walk, Feature, Node, Walk};
 use super::schedule::{CAdd, Plan, PlanError, ScheduleRules};
 use super::table::ConfigTable;
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// One traced GEMM.
@@ -174,7 +175,6 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
     // Each sample's true plan, and its label: the numeric configuration where that gives the
     // same plan at every traced shape of the configuration, else the configuration as logged.
     let plans: Vec<Option<PlanKey>> = {
-        use rayon::prelude::*;
         traced.par_iter().map(|t| plan_key(plan_of(rules, op, t.shape, &t.config))).collect()
     };
     let mut numeric_ok: HashMap<&KernelConfig, bool> = HashMap::new();
@@ -198,7 +198,6 @@ pub fn fit(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], seed: u64, tre
     let labels = canonical_labels(rules, op, traced, &plans, &labels, &configs);
     let right_at = |i: usize, label: usize| plans[i].is_some() && plans[i] == plan_key(plan_of(rules, op, traced[i].shape, &configs[label]));
     let test: Vec<bool> = traced.iter().map(|t| tested(seed, t.shape)).collect();
-    use rayon::prelude::*;
     let grower = Grower::new(traced, &labels, configs.len());
     let grown: Vec<(Vec<Node>, Vec<LeafEvidence>)> = (0..trees.max(1))
         .into_par_iter()
@@ -284,7 +283,6 @@ const CANONICAL_CANDIDATES: usize = 64;
 /// labelled alike, the trees split where the arithmetic changes rather than where cuBLASLt's
 /// choice of an equivalent kernel does.
 fn canonical_labels(rules: &ScheduleRules, op: TorchOp, traced: &[Traced], plans: &[Option<PlanKey>], labels: &[usize], configs: &[KernelConfig]) -> Vec<usize> {
-    use rayon::prelude::*;
     let mut freq = vec![0usize; configs.len()];
     for &l in labels {
         freq[l] += 1;
@@ -418,7 +416,6 @@ impl<'a> Grower<'a> {
             nodes.push(Node::Decline { support: 0, reason: "no learned shapes".into() });
             return;
         }
-        use rayon::prelude::*;
         let sorted: Vec<Vec<u32>> = (0..F)
             .into_par_iter()
             .map(|f| {
@@ -448,12 +445,10 @@ impl<'a> Grower<'a> {
         for &i in members {
             goes_left[i as usize] = self.value(i, f) <= threshold;
         }
-        let parallel = members.len() >= PARALLEL_MEMBERS;
         let (l, r): (Vec<Vec<u32>>, Vec<Vec<u32>>) = {
             let goes_left = &*goes_left;
             let part = |v: Vec<u32>| -> (Vec<u32>, Vec<u32>) { v.into_iter().partition(|&i| goes_left[i as usize]) };
-            if parallel {
-                use rayon::prelude::*;
+            if members.len() >= PARALLEL_MEMBERS {
                 sorted.into_par_iter().map(part).unzip()
             } else {
                 sorted.into_iter().map(part).unzip()
@@ -478,7 +473,6 @@ impl<'a> Grower<'a> {
     /// split separates anything; ties go to the first feature, then the lowest threshold. The
     /// features of a large node are searched in parallel, with the same answer.
     fn best_split(&self, sorted: &[Vec<u32>]) -> Option<(usize, f64)> {
-        use rayon::prelude::*;
         let members = &sorted[0];
         let total = members.len() as f64;
         let mut all = vec![0usize; self.n_labels];
